@@ -1,0 +1,9 @@
+// Command dw-connectors is the MCP server for live reads of Kafka, Kafka Connect, Confluent Cloud
+// (Flink statements, Tableflow) and warehouse metadata.
+package main
+
+import "github.com/dataworkers/dw/pkg/mcpkit"
+
+func main() {
+	mcpkit.Main(mcpkit.Agent{Name: "dw-connectors", Instructions: instructions, Tools: tools})
+}

@@ -1,0 +1,18 @@
+package main
+
+import (
+	"github.com/dataworkers/dw/agents/internal/sharedtools"
+	"github.com/dataworkers/dw/pkg/connections"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+)
+
+const instructions = "Live, read-only views of the systems a Confluent stream runs through: Kafka topics and lag, " +
+	"Kafka Connect, Confluent Cloud Flink statements and Tableflow, and warehouse metadata. " +
+	"Start with check_connections to see which backends are configured."
+
+func tools(env *mcpkit.Env) []mcpkit.Tool {
+	return []mcpkit.Tool{
+		sharedtools.CheckConnections(env, connections.Kafka, connections.SchemaRegistry, connections.Connect,
+			connections.Flink, connections.Tableflow, connections.Warehouse),
+	}
+}

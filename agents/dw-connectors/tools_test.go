@@ -1,0 +1,15 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
+)
+
+func TestToolSnapshots(t *testing.T) {
+	mcpkittest.CheckSnapshots(t, tools(mcpkittest.Env(t, "dw-connectors")))
+}
+
+func TestToolSurfaceInvariants(t *testing.T) {
+	mcpkittest.CheckInvariants(t, "dw-connectors", tools(mcpkittest.Env(t, "dw-connectors")))
+}

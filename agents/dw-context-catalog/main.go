@@ -1,0 +1,8 @@
+// Command dw-context-catalog is the MCP server for the context graph: search, cross-platform lineage and blast radius.
+package main
+
+import "github.com/dataworkers/dw/pkg/mcpkit"
+
+func main() {
+	mcpkit.Main(mcpkit.Agent{Name: "dw-context-catalog", Instructions: instructions, Tools: tools})
+}

@@ -1,0 +1,8 @@
+// Command dw-incidents is the MCP server for incidents, diagnosis, proposals, approvals, remediation and receipts.
+package main
+
+import "github.com/dataworkers/dw/pkg/mcpkit"
+
+func main() {
+	mcpkit.Main(mcpkit.Agent{Name: "dw-incidents", Instructions: instructions, Tools: tools})
+}

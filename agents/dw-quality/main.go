@@ -1,0 +1,8 @@
+// Command dw-quality is the MCP server for warehouse quality checks with baselines from check history.
+package main
+
+import "github.com/dataworkers/dw/pkg/mcpkit"
+
+func main() {
+	mcpkit.Main(mcpkit.Agent{Name: "dw-quality", Instructions: instructions, Tools: tools})
+}

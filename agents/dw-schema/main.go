@@ -1,0 +1,8 @@
+// Command dw-schema is the MCP server for schema subjects, diffs, compatibility exactly as the registry judges it, downstream impact and the CI gate.
+package main
+
+import "github.com/dataworkers/dw/pkg/mcpkit"
+
+func main() {
+	mcpkit.Main(mcpkit.Agent{Name: "dw-schema", Instructions: instructions, Tools: tools})
+}

@@ -1,0 +1,23 @@
+// Package sharedtools holds the tool adapters every agent serves the same way.
+package sharedtools
+
+import (
+	"context"
+
+	"github.com/dataworkers/dw/pkg/connections"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+)
+
+type checkConnectionsParams struct{}
+
+// CheckConnections reports the backends this agent uses: configured or not (and under which key),
+// reachable or not, with latency and the error; plus the shared store's path and schema version.
+func CheckConnections(env *mcpkit.Env, backends ...connections.Backend) mcpkit.Tool {
+	return mcpkit.Read("check_connections",
+		"Report which backends this agent uses, whether each is configured (and the config key that configures it), "+
+			"whether it answers (latency, error), and the shared store's path and schema version. "+
+			"Call this first when a tool says a backend is unreachable or not configured.",
+		func(ctx context.Context, _ checkConnectionsParams) (connections.Report, error) {
+			return connections.Check(ctx, env.Agent, env.Config, env.Store, backends), nil
+		})
+}

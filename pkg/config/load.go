@@ -1,0 +1,412 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LookupEnv is how the loader reads environment variables; main passes os.LookupEnv, tests a map.
+type LookupEnv func(string) (string, bool)
+
+// Load reads the file at path, or the embedded default when path is empty.
+func Load(path string, embedded []byte, embeddedName string, env LookupEnv) (*Config, error) {
+	data, source := embedded, "embedded:"+embeddedName
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: read %s: %w (set --config or DW_CONFIG to an existing file)", path, err)
+		}
+		data, source = b, path
+	}
+	cfg, err := Parse(data, env)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", source, err)
+	}
+	cfg.Source = source
+	return cfg, nil
+}
+
+// Parse decodes, expands, defaults and validates one YAML document.
+func Parse(data []byte, env LookupEnv) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	cfg := &Config{}
+	if root.Kind == 0 { // empty document
+		return cfg, finish(cfg, env)
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if err := checkKnownKeys(doc, reflect.TypeOf(*cfg), ""); err != nil {
+		return nil, err
+	}
+	if err := expandNode(doc, env); err != nil {
+		return nil, err
+	}
+	if err := doc.Decode(cfg); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return cfg, finish(cfg, env)
+}
+
+func finish(cfg *Config, env LookupEnv) error {
+	applyDefaults(cfg, env)
+	return cfg.Validate()
+}
+
+// checkKnownKeys walks the YAML tree beside the Go type so an unknown or misspelt key is reported
+// with its full path and line, before any value is decoded.
+func checkKnownKeys(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if t == reflect.TypeOf(time.Duration(0)) {
+			return nil
+		}
+		if n.Kind != yaml.MappingNode {
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				return nil
+			}
+			return fmt.Errorf("line %d: %s must be a mapping", n.Line, displayPath(path))
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			ft, ok := fields[key.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown key %q in %s (known keys: %s)",
+					key.Line, key.Value, displayPath(path), strings.Join(sortedKeys(fields), ", "))
+			}
+			if err := checkKnownKeys(val, ft, joinPath(path, key.Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return nil // the decoder reports the type mismatch with its line
+		}
+		for i, item := range n.Content {
+			if err := checkKnownKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedKeys(m map[string]reflect.Type) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func joinPath(base, key string) string {
+	if base == "" {
+		return key
+	}
+	return base + "." + key
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "the top level"
+	}
+	return p
+}
+
+// expandNode replaces ${VAR} and ${VAR:-default} in scalar values. Keys are never expanded.
+func expandNode(n *yaml.Node, env LookupEnv) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			if err := expandNode(n.Content[i], env); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := expandNode(c, env); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "$") {
+			return nil
+		}
+		v, err := Expand(n.Value, env)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		n.Value = v
+		if n.Style == 0 {
+			n.Tag = "" // let a plain scalar re-resolve (e.g. "${PORT}" → int)
+		}
+	}
+	return nil
+}
+
+// Expand substitutes ${VAR} and ${VAR:-default}; "$$" is a literal "$". An unset variable without a
+// default is an error, so a missing secret fails at start instead of connecting with an empty one.
+func Expand(s string, env LookupEnv) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '$' {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		if i+1 >= len(s) || s[i+1] != '{' {
+			b.WriteByte(c)
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("unterminated ${ in %q", s)
+		}
+		expr := s[i+2 : i+2+end]
+		name, def, hasDef := strings.Cut(expr, ":-")
+		if !validEnvName(name) {
+			return "", fmt.Errorf("invalid variable name %q in ${%s}", name, expr)
+		}
+		val, ok := env(name)
+		switch {
+		case ok && val != "":
+			b.WriteString(val)
+		case hasDef:
+			b.WriteString(def)
+		case ok:
+			// set but empty, no default: keep empty
+		default:
+			return "", fmt.Errorf("environment variable %s is not set (export it, or write ${%s:-default})", name, name)
+		}
+		i += 2 + end
+	}
+	return b.String(), nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// Home is DW_HOME, defaulting to ~/.dataworkers.
+func Home(env LookupEnv) string {
+	if h, ok := env("DW_HOME"); ok && h != "" {
+		return expandHome(h, env)
+	}
+	return expandHome("~/.dataworkers", env)
+}
+
+func expandHome(p string, env LookupEnv) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, _ := env("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	return p
+}
+
+const defaultTimeout = 10 * time.Second
+
+func applyDefaults(c *Config, env LookupEnv) {
+	if c.Store.Path == "" {
+		c.Store.Path = filepath.Join(Home(env), "dw.db")
+	}
+	c.Store.Path = expandHome(c.Store.Path, env)
+	if c.Store.BusyTimeout == 0 {
+		c.Store.BusyTimeout = 15 * time.Second
+	}
+	if k := c.Kafka; k != nil {
+		k.Timeout = orDefault(k.Timeout)
+		if k.ClientID == "" {
+			k.ClientID = "data-workers"
+		}
+	}
+	if r := c.SchemaRegistry; r != nil {
+		r.Timeout = orDefault(r.Timeout)
+	}
+	if k := c.Connect; k != nil {
+		k.Timeout = orDefault(k.Timeout)
+	}
+	if cc := c.ConfluentCloud; cc != nil {
+		cc.Timeout = orDefault(cc.Timeout)
+		if cc.APIURL == "" {
+			cc.APIURL = "https://api.confluent.cloud"
+		}
+		if cc.FlinkAPIKey == "" && cc.FlinkAPISecret == "" {
+			cc.FlinkAPIKey, cc.FlinkAPISecret = cc.APIKey, cc.APISecret
+		}
+	}
+	if w := c.Warehouse; w != nil {
+		if w.StatementTimeout == 0 {
+			w.StatementTimeout = 60 * time.Second
+		}
+		if w.MaxSampleRows == 0 {
+			w.MaxSampleRows = 20
+		}
+		if w.Engine == "sqlite" {
+			w.DSN = expandHome(w.DSN, env)
+		}
+	}
+	if d := c.DBT; d != nil {
+		d.ManifestPath = expandHome(d.ManifestPath, env)
+		if dc := d.Cloud; dc != nil {
+			dc.Timeout = orDefault(dc.Timeout)
+			if dc.URL == "" {
+				dc.URL = "https://cloud.getdbt.com"
+			}
+		}
+	}
+	if a := c.Airflow; a != nil {
+		a.Timeout = orDefault(a.Timeout)
+		if a.APIVersion == "" {
+			a.APIVersion = "v2"
+		}
+	}
+	for i, f := range c.Catalog.Files {
+		c.Catalog.Files[i] = expandHome(f, env)
+	}
+	for i, f := range c.Catalog.OpenLineage {
+		c.Catalog.OpenLineage[i] = expandHome(f, env)
+	}
+}
+
+func orDefault(d time.Duration) time.Duration {
+	if d == 0 {
+		return defaultTimeout
+	}
+	return d
+}
+
+// Secrets returns every secret value in the configuration, so output and logs can be scrubbed of them.
+func (c *Config) Secrets() []string {
+	var out []string
+	add := func(s ...string) {
+		for _, v := range s {
+			if len(v) >= 4 { // shorter values would scrub ordinary words
+				out = append(out, v)
+			}
+		}
+	}
+	if k := c.Kafka; k != nil && k.SASL != nil {
+		add(k.SASL.Password)
+	}
+	if r := c.SchemaRegistry; r != nil {
+		add(r.Password)
+	}
+	if k := c.Connect; k != nil {
+		add(k.Password)
+	}
+	if cc := c.ConfluentCloud; cc != nil {
+		add(cc.APISecret, cc.FlinkAPISecret)
+	}
+	if w := c.Warehouse; w != nil {
+		add(dsnPassword(w.DSN))
+	}
+	if d := c.DBT; d != nil && d.Cloud != nil {
+		add(d.Cloud.Token)
+	}
+	if a := c.Airflow; a != nil {
+		add(a.Password, a.Token)
+	}
+	if s := c.Slack; s != nil {
+		add(s.WebhookURL)
+	}
+	return out
+}
+
+// dsnPassword finds the password in user:password@host style DSNs (postgres URLs, gosnowflake).
+func dsnPassword(dsn string) string {
+	rest := dsn
+	if _, after, ok := strings.Cut(rest, "://"); ok {
+		rest = after
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return ""
+	}
+	return pw
+}
+
+// Redactor returns a function that replaces every configured secret in s with "[redacted]".
+func (c *Config) Redactor() func(string) string {
+	secrets := c.Secrets()
+	return func(s string) string {
+		for _, sec := range secrets {
+			if strings.Contains(s, sec) {
+				s = strings.ReplaceAll(s, sec, "[redacted]")
+			}
+		}
+		return s
+	}
+}
+
+// ProblemList is a validation failure listing every problem found, each saying how to fix it.
+type ProblemList []string
+
+func (p ProblemList) Error() string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d problem(s):", len(p))
+	for _, s := range p {
+		b.WriteString("\n  - ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func (p ProblemList) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}

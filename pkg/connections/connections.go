@@ -1,0 +1,304 @@
+// Package connections answers "what does this agent talk to, and does it answer?": for each backend,
+// whether it is configured (and under which key), whether it is reachable, how fast, and the error
+// if not; plus the shared store's path and schema version. Probes run concurrently, each bounded by
+// its section's timeout, so a dead backend costs one timeout, not a hang.
+package connections
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/httpapi"
+	"github.com/dataworkers/dw/pkg/kafka"
+	"github.com/dataworkers/dw/pkg/registry"
+	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// Backend names one external system.
+type Backend string
+
+// The backends Data Workers can use.
+const (
+	Kafka          Backend = "kafka"
+	SchemaRegistry Backend = "schema_registry"
+	Connect        Backend = "connect"
+	Flink          Backend = "confluent_flink"
+	Tableflow      Backend = "confluent_tableflow"
+	Warehouse      Backend = "warehouse"
+	DBTManifest    Backend = "dbt_manifest"
+	DBTCloud       Backend = "dbt_cloud"
+	Airflow        Backend = "airflow"
+	Slack          Backend = "slack"
+	CatalogFiles   Backend = "catalog_files"
+)
+
+// Status is one backend's state.
+type Status struct {
+	Backend    Backend `json:"backend"`
+	ConfigKey  string  `json:"config_key" jsonschema:"The config section that configures this backend"`
+	Configured bool    `json:"configured"`
+	// Reachable is null when not configured or when the backend cannot be probed without side effects.
+	Reachable *bool   `json:"reachable"`
+	LatencyMS float64 `json:"latency_ms,omitempty"`
+	Endpoint  string  `json:"endpoint,omitempty" jsonschema:"Where it points, without credentials"`
+	Error     string  `json:"error,omitempty"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// StoreStatus is the shared store's state.
+type StoreStatus struct {
+	Path          string `json:"path"`
+	OK            bool   `json:"ok"`
+	SchemaVersion int    `json:"schema_version"`
+	LatestVersion int    `json:"latest_version" jsonschema:"The schema version this binary migrates to"`
+	Error         string `json:"error,omitempty"`
+}
+
+// Report is the answer of check_connections.
+type Report struct {
+	Agent    string      `json:"agent"`
+	Config   string      `json:"config" jsonschema:"Where the configuration came from"`
+	Store    StoreStatus `json:"store"`
+	Backends []Status    `json:"backends"`
+	// Healthy is true when the store is fine and every configured, probeable backend answered.
+	Healthy bool `json:"healthy"`
+}
+
+// Check probes the store and the given backends concurrently.
+func Check(ctx context.Context, agent string, cfg *config.Config, st *store.Lazy, backends []Backend) Report {
+	r := Report{Agent: agent, Config: cfg.Source, Backends: make([]Status, len(backends))}
+	var wg sync.WaitGroup
+	for i, b := range backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Backends[i] = probe(ctx, cfg, b)
+		}()
+	}
+	r.Store = checkStore(ctx, st)
+	wg.Wait()
+	r.Healthy = r.Store.OK
+	for _, b := range r.Backends {
+		if b.Configured && b.Reachable != nil && !*b.Reachable {
+			r.Healthy = false
+		}
+	}
+	return r
+}
+
+func checkStore(ctx context.Context, l *store.Lazy) StoreStatus {
+	s := StoreStatus{Path: l.Path(), LatestVersion: store.LatestSchemaVersion()}
+	st, err := l.Get(ctx)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.SchemaVersion, s.OK = v, true
+	return s
+}
+
+// probe runs one backend's check. An unconfigured backend says which key would configure it.
+func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
+	s := Status{Backend: b, ConfigKey: configKey(b)}
+	var (
+		endpoint string
+		timeout  time.Duration
+		check    func(context.Context) error
+	)
+	switch b {
+	case Kafka:
+		k := cfg.Kafka
+		if k == nil {
+			return s
+		}
+		endpoint, timeout = fmt.Sprint(k.BootstrapServers), k.Timeout
+		check = func(ctx context.Context) error { return kafka.Ping(ctx, k) }
+	case SchemaRegistry:
+		r := cfg.SchemaRegistry
+		if r == nil {
+			return s
+		}
+		endpoint, timeout = r.URL, r.Timeout
+		check = func(ctx context.Context) error {
+			c, err := registry.New(r)
+			if err != nil {
+				return err
+			}
+			return c.Ping(ctx)
+		}
+	case Connect:
+		c := cfg.Connect
+		if c == nil {
+			return s
+		}
+		endpoint, timeout = c.URL, c.Timeout
+		check = httpGet("kafka connect", c.URL, "/", "connect", httpapi.Basic(c.Username, c.Password), c.Timeout, nil)
+	case Flink:
+		cc := cfg.ConfluentCloud
+		if cc == nil || cc.FlinkURL == "" {
+			s.ConfigKey = "confluent_cloud.flink_url"
+			return s
+		}
+		endpoint, timeout = cc.FlinkURL, cc.Timeout
+		path := "/sql/v1/organizations/" + url.PathEscape(cc.OrganizationID) + "/environments/" + url.PathEscape(cc.EnvironmentID) + "/statements"
+		check = httpGet("confluent flink", cc.FlinkURL, path, "confluent_cloud", httpapi.Basic(cc.FlinkAPIKey, cc.FlinkAPISecret), cc.Timeout,
+			url.Values{"page_size": {"1"}})
+	case Tableflow:
+		cc := cfg.ConfluentCloud
+		if cc == nil || cc.KafkaClusterID == "" {
+			s.ConfigKey = "confluent_cloud.kafka_cluster_id"
+			return s
+		}
+		endpoint, timeout = cc.APIURL, cc.Timeout
+		check = httpGet("confluent tableflow", cc.APIURL, "/tableflow/v1/tableflow-topics", "confluent_cloud", httpapi.Basic(cc.APIKey, cc.APISecret), cc.Timeout,
+			url.Values{"environment": {cc.EnvironmentID}, "spec.kafka_cluster": {cc.KafkaClusterID}, "page_size": {"1"}})
+	case Warehouse:
+		w := cfg.Warehouse
+		if w == nil {
+			return s
+		}
+		endpoint, timeout = w.Engine+": "+redactDSN(w.DSN), w.StatementTimeout
+		check = func(ctx context.Context) error { return warehouse.Ping(ctx, w) }
+	case DBTManifest:
+		if cfg.DBT == nil || cfg.DBT.ManifestPath == "" {
+			s.ConfigKey = "dbt.manifest_path"
+			return s
+		}
+		p := cfg.DBT.ManifestPath
+		endpoint, timeout = p, time.Second
+		check = func(context.Context) error { return statFile(p) }
+	case DBTCloud:
+		if cfg.DBT == nil || cfg.DBT.Cloud == nil {
+			s.ConfigKey = "dbt.cloud"
+			return s
+		}
+		dc := cfg.DBT.Cloud
+		endpoint, timeout = dc.URL, dc.Timeout
+		check = httpGet("dbt cloud", dc.URL, "/api/v2/accounts/"+strconv.FormatInt(dc.AccountID, 10)+"/", "dbt.cloud", httpapi.TokenHeader(dc.Token), dc.Timeout, nil)
+	case Airflow:
+		a := cfg.Airflow
+		if a == nil {
+			return s
+		}
+		endpoint, timeout = a.URL, a.Timeout
+		auth := httpapi.Basic(a.Username, a.Password)
+		if a.Token != "" {
+			auth = httpapi.Bearer(a.Token)
+		}
+		path := "/api/v1/health"
+		if a.APIVersion == "v2" {
+			path = "/api/v2/monitor/health"
+		}
+		check = httpGet("airflow", a.URL, path, "airflow", auth, a.Timeout, nil)
+	case Slack:
+		if cfg.Slack == nil {
+			return s
+		}
+		s.Configured = true
+		s.Endpoint = "hooks.slack.com (incoming webhook)"
+		s.Note = "not probed: an incoming webhook has no read endpoint, and a probe would post a message"
+		return s
+	case CatalogFiles:
+		files := cfg.Catalog.Files
+		if len(files) == 0 {
+			s.ConfigKey = "catalog.files"
+			return s
+		}
+		endpoint, timeout = fmt.Sprint(files), time.Second
+		check = func(context.Context) error {
+			for _, f := range files {
+				if err := statFile(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	default:
+		s.Error = "unknown backend"
+		return s
+	}
+	s.Configured, s.Endpoint = true, endpoint
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	err := check(pctx)
+	s.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+	ok := err == nil
+	s.Reachable = &ok
+	if err != nil {
+		s.Error = err.Error()
+	}
+	return s
+}
+
+func configKey(b Backend) string {
+	switch b {
+	case Flink, Tableflow:
+		return "confluent_cloud"
+	case DBTManifest, DBTCloud:
+		return "dbt"
+	case CatalogFiles:
+		return "catalog.files"
+	}
+	return string(b)
+}
+
+func httpGet(name, base, path, key string, auth httpapi.Auth, timeout time.Duration, q url.Values) func(context.Context) error {
+	return func(ctx context.Context) error {
+		c, err := httpapi.New(name, base, key, auth, timeout)
+		if err != nil {
+			return err
+		}
+		c.Retries = 0 // a health probe reports the first answer
+		return c.Do(ctx, "GET", path, q, nil, nil)
+	}
+}
+
+func statFile(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file", p)
+	}
+	return nil
+}
+
+// redactDSN keeps a DSN's shape but never its password.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		return u.String()
+	}
+	// gosnowflake style user:password@account/...
+	for i := 0; i < len(dsn); i++ {
+		if dsn[i] == '@' {
+			user := dsn[:i]
+			for j := 0; j < len(user); j++ {
+				if user[j] == ':' {
+					return user[:j] + ":xxxxx" + dsn[i:]
+				}
+			}
+			break
+		}
+	}
+	return dsn
+}

@@ -1,0 +1,343 @@
+package mcpkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/dataworkers/dw/configs"
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/version"
+)
+
+// Env is what an agent's tools are built from. Building tools must be cheap: nothing here connects
+// to anything until a tool runs (the store opens on first use), so start-up stays in milliseconds.
+type Env struct {
+	Agent  string
+	Config *config.Config
+	Logger *slog.Logger
+	Store  *store.Lazy
+	Now    func() time.Time
+	Redact func(string) string
+}
+
+// Agent describes one binary.
+type Agent struct {
+	Name         string
+	Instructions string
+	Tools        func(*Env) []Tool
+	// Commands are extra subcommands for people (e.g. dw-incidents approvals); never MCP tools.
+	Commands map[string]Command
+}
+
+// Command is a human-only subcommand. It returns the process exit code.
+type Command func(ctx context.Context, env *Env, args []string, io IO) int
+
+// IO is the process's standard streams.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Exit codes of every binary.
+const (
+	ExitOK        = 0
+	ExitToolError = 1
+	ExitUsage     = 2
+)
+
+// Main runs the agent with the process's arguments, environment and streams, then exits.
+func Main(a Agent) {
+	os.Exit(Run(context.Background(), a, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.LookupEnv))
+}
+
+type flags struct {
+	config, tools, exclude, logLevel string
+	readOnly                         bool
+}
+
+// Run is Main without the process: testable, and what `call` and the stdio server share.
+func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.LookupEnv) int {
+	fs := flag.NewFlagSet(a.Name, flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	var f flags
+	fs.StringVar(&f.config, "config", envOr(env, "DW_CONFIG", ""), "config file (env DW_CONFIG; default: the embedded "+configs.LocalName+")")
+	fs.BoolVar(&f.readOnly, "read-only", envBool(env, "DW_READ_ONLY"), "expose read tools only (env DW_READ_ONLY)")
+	fs.StringVar(&f.tools, "tools", envOr(env, "DW_TOOLS", ""), "comma-separated tools to expose (env DW_TOOLS; default all)")
+	fs.StringVar(&f.exclude, "exclude-tools", envOr(env, "DW_EXCLUDE_TOOLS", ""), "comma-separated tools to hide (env DW_EXCLUDE_TOOLS)")
+	fs.StringVar(&f.logLevel, "log-level", envOr(env, "DW_LOG_LEVEL", "info"), "debug, info, warn or error (env DW_LOG_LEVEL); logs go to stderr")
+	fs.Usage = func() { usage(stdio.Err, a, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	rest := fs.Args()
+	cmd := "serve"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	if cmd == "version" {
+		fmt.Fprintf(stdio.Out, "%s %s\n", a.Name, version.Version)
+		return ExitOK
+	}
+	if cmd == "help" {
+		usage(stdio.Out, a, fs)
+		return ExitOK
+	}
+
+	logger, err := newLogger(stdio.Err, f.logLevel, a.Name)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
+		return ExitUsage
+	}
+	e, err := newEnv(a.Name, f.config, env, logger)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
+		return ExitUsage
+	}
+	defer e.Store.Close()
+
+	if c, ok := a.Commands[cmd]; ok {
+		return c(ctx, e, rest, stdio)
+	}
+	tools, err := Select(a.Tools(e), Selection{ReadOnly: f.readOnly, Tools: splitList(f.tools), Exclude: splitList(f.exclude)})
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
+		return ExitUsage
+	}
+	srv := NewServer(tools, ServerOptions{
+		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
+		Logger: logger, Redact: e.Redact, Record: e.recordCall,
+	})
+	switch cmd {
+	case "serve":
+		return serve(ctx, srv, e, stdio)
+	case "tools":
+		return listTools(ctx, srv, stdio)
+	case "call":
+		return callTool(ctx, srv, rest, stdio, a.Name)
+	default:
+		fmt.Fprintf(stdio.Err, "%s: unknown command %q\n", a.Name, cmd)
+		usage(stdio.Err, a, fs)
+		return ExitUsage
+	}
+}
+
+func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger) (*Env, error) {
+	cfg, err := config.Load(configPath, configs.Local, configs.LocalName, env)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{
+		Agent:  agent,
+		Config: cfg,
+		Logger: logger,
+		Store:  store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout}),
+		Now:    time.Now,
+		Redact: cfg.Redactor(),
+	}, nil
+}
+
+// recordCall writes the audit line. A store that cannot be opened is logged, never fatal: the tool
+// already answered, and check_connections reports the store's state.
+func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome string, d time.Duration, errText string) {
+	ctx = context.WithoutCancel(ctx)
+	st, err := e.Store.Get(ctx)
+	if err == nil {
+		err = st.RecordToolCall(ctx, store.ToolCall{
+			At: e.Now(), Agent: e.Agent, Tool: tool, Outcome: outcome, Duration: d,
+			ArgsSHA256: ArgsDigest(args), Error: errText,
+		})
+	}
+	if err != nil {
+		e.Logger.Warn("audit log not written", "tool", tool, "error", e.Redact(err.Error()))
+	}
+}
+
+func serve(ctx context.Context, srv *server.MCPServer, e *Env, stdio IO) int {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ss := server.NewStdioServer(srv)
+	ss.SetErrorLogger(log.New(stdio.Err, "", 0))
+	e.Logger.Debug("serving on stdio")
+	err := ss.Listen(ctx, stdio.In, stdio.Out)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		e.Logger.Error("stdio server stopped", "error", err)
+		return ExitToolError
+	}
+	return ExitOK
+}
+
+func listTools(ctx context.Context, srv *server.MCPServer, stdio IO) int {
+	res, rpcErr := rpc(ctx, srv, "tools/list", map[string]any{})
+	if rpcErr != nil {
+		fmt.Fprintln(stdio.Err, rpcErr)
+		return ExitUsage
+	}
+	writeJSON(stdio.Out, res)
+	return ExitOK
+}
+
+func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio IO, agent string) int {
+	if len(args) < 1 || len(args) > 2 {
+		fmt.Fprintf(stdio.Err, "usage: %s call TOOL [JSON|-]\n", agent)
+		return ExitUsage
+	}
+	name, raw := args[0], "{}"
+	if len(args) == 2 {
+		raw = args[1]
+		if raw == "-" {
+			b, err := io.ReadAll(stdio.In)
+			if err != nil {
+				fmt.Fprintf(stdio.Err, "%s call: read stdin: %v\n", agent, err)
+				return ExitUsage
+			}
+			raw = string(b)
+		}
+	}
+	var arguments map[string]any
+	if err := json.Unmarshal([]byte(raw), &arguments); err != nil {
+		fmt.Fprintf(stdio.Err, "%s call %s: arguments must be a JSON object: %v\n", agent, name, err)
+		return ExitUsage
+	}
+	if srv.GetTool(name) == nil {
+		fmt.Fprintf(stdio.Err, "%s call: unknown or disabled tool %q (run `%s tools` to list them)\n", agent, name, agent)
+		return ExitUsage
+	}
+	raw2, rpcErr := rpc(ctx, srv, "tools/call", map[string]any{"name": name, "arguments": arguments})
+	if rpcErr != nil {
+		fmt.Fprintf(stdio.Err, "%s call %s: %v\n", agent, name, rpcErr)
+		return ExitUsage
+	}
+	var res struct {
+		Content           []mcp.TextContent `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(raw2, &res); err != nil {
+		fmt.Fprintf(stdio.Err, "%s call %s: decode result: %v\n", agent, name, err)
+		return ExitUsage
+	}
+	if res.IsError {
+		var text []string
+		for _, c := range res.Content {
+			text = append(text, c.Text)
+		}
+		msg := strings.Join(text, "\n")
+		writeJSON(stdio.Out, map[string]any{"isError": true, "error": msg})
+		fmt.Fprintf(stdio.Err, "%s call %s: %s\n", agent, name, msg)
+		return ExitToolError
+	}
+	writeJSON(stdio.Out, res.StructuredContent)
+	var verdict struct {
+		Failed bool `json:"failed"`
+	}
+	if json.Unmarshal(res.StructuredContent, &verdict) == nil && verdict.Failed {
+		return ExitToolError
+	}
+	return ExitOK
+}
+
+// rpc sends one JSON-RPC request through the server's own message handling, so `call` and `tools`
+// exercise exactly what a stdio client gets (validation, middleware, logging).
+func rpc(ctx context.Context, srv *server.MCPServer, method string, params any) (json.RawMessage, error) {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	resp := srv.HandleMessage(ctx, msg)
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, err
+	}
+	if env.Error != nil {
+		return nil, fmt.Errorf("%s (JSON-RPC %d)", env.Error.Message, env.Error.Code)
+	}
+	return env.Result, nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if raw, ok := v.(json.RawMessage); ok {
+		var tmp any
+		if json.Unmarshal(raw, &tmp) == nil {
+			v = tmp
+		}
+	}
+	_ = enc.Encode(v)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func newLogger(w io.Writer, level, agent string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("agent", agent), nil
+}
+
+func usage(w io.Writer, a Agent, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s [flags] [command]\n\nCommands:\n", a.Name)
+	fmt.Fprintf(w, "  serve              serve MCP on stdio (the default)\n")
+	fmt.Fprintf(w, "  tools              print the enabled tools with their schemas as JSON\n")
+	fmt.Fprintf(w, "  call TOOL [JSON|-] call one tool; result JSON on stdout; exit 0 ok, 1 tool error or failed verdict, 2 usage/config error\n")
+	fmt.Fprintf(w, "  version            print the version\n")
+	for name := range a.Commands {
+		fmt.Fprintf(w, "  %-18s see `%s %s --help`\n", name, a.Name, name)
+	}
+	fmt.Fprintf(w, "\nFlags (before the command):\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func envOr(env config.LookupEnv, key, def string) string {
+	if v, ok := env(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envBool(env config.LookupEnv, key string) bool {
+	v, _ := env(key)
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package mcpkit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Selection narrows an agent's tools: --read-only, --tools, --exclude-tools.
+type Selection struct {
+	ReadOnly bool
+	Tools    []string
+	Exclude  []string
+}
+
+// Select applies a selection. An unknown name is an error listing the valid ones, so a typo in a
+// client config fails at start instead of silently hiding a tool. Read-only wins over --tools.
+func Select(all []Tool, sel Selection) ([]Tool, error) {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Def.Name
+	}
+	for _, list := range [][]string{sel.Tools, sel.Exclude} {
+		for _, n := range list {
+			if !slices.Contains(names, n) {
+				return nil, fmt.Errorf("unknown tool %q; valid tools: %s", n, strings.Join(names, ", "))
+			}
+		}
+	}
+	var out []Tool
+	for _, t := range all {
+		if sel.ReadOnly && t.Kind != KindRead {
+			continue
+		}
+		if len(sel.Tools) > 0 && !slices.Contains(sel.Tools, t.Def.Name) {
+			continue
+		}
+		if slices.Contains(sel.Exclude, t.Def.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// CallRecorder receives one record per tool call (the audit log).
+type CallRecorder func(ctx context.Context, tool string, args []byte, outcome string, d time.Duration, errText string)
+
+// ServerOptions configure NewServer.
+type ServerOptions struct {
+	Name, Version, Instructions string
+	Logger                      *slog.Logger
+	// Redact scrubs secrets from error texts before they leave the process.
+	Redact func(string) string
+	// Record, when set, is told about every call.
+	Record CallRecorder
+}
+
+// NewServer builds the MCP server every agent serves: recovery, input and output schema validation,
+// request logs on the given (stderr) logger, secret scrubbing and the audit hook.
+func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
+	opts := []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		// Input is validated by each tool's handler (validate.go), with clearer messages than the
+		// server's own validator and the same path for `call`.
+		server.WithOutputSchemaValidation(),
+		server.WithToolHandlerMiddleware(auditMiddleware(o)),
+	}
+	if o.Logger != nil {
+		opts = append(opts, server.WithLogger(o.Logger))
+	}
+	if o.Instructions != "" {
+		opts = append(opts, server.WithInstructions(o.Instructions))
+	}
+	s := server.NewMCPServer(o.Name, o.Version, opts...)
+	st := make([]server.ServerTool, len(tools))
+	for i, t := range tools {
+		st[i] = server.ServerTool{Tool: t.Def, Handler: t.Handler}
+	}
+	s.AddTools(st...)
+	return s
+}
+
+// auditMiddleware scrubs secrets from error results and records every call.
+func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			if res != nil && res.IsError && o.Redact != nil {
+				for i, c := range res.Content {
+					if tc, ok := c.(mcp.TextContent); ok {
+						tc.Text = o.Redact(tc.Text)
+						res.Content[i] = tc
+					}
+				}
+			}
+			if o.Record != nil {
+				args, _ := json.Marshal(req.GetRawArguments())
+				outcome, errText := "ok", ""
+				if err != nil {
+					outcome, errText = "tool_error", err.Error()
+				} else if res != nil && res.IsError {
+					outcome, errText = "tool_error", resultText(res)
+				}
+				if o.Redact != nil {
+					errText = o.Redact(errText)
+				}
+				o.Record(ctx, req.Params.Name, args, outcome, time.Since(start), errText)
+			}
+			return res, err
+		}
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// ArgsDigest is the SHA-256 of a call's arguments as recorded in the audit log.
+func ArgsDigest(args []byte) string {
+	sum := sha256.Sum256(args)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,167 @@
+// Package mcpkit is the one way Data Workers defines, selects and serves MCP tools: a tool is a
+// plain function over typed input and output structs, its four annotations come from its kind, and
+// every binary gets the same flags, stdio server and `tools` / `call` / `version` subcommands.
+package mcpkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Kind says what a tool may do; it sets all four MCP annotations so nobody sets them by hand.
+type Kind int
+
+const (
+	// KindRead tools only read: readOnly, not destructive, idempotent.
+	KindRead Kind = iota
+	// KindWrite tools change state additively (record, propose, queue); not destructive.
+	KindWrite
+	// KindDestructive tools can overwrite or undo something outside Data Workers.
+	KindDestructive
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRead:
+		return "read"
+	case KindWrite:
+		return "write"
+	case KindDestructive:
+		return "destructive"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Tool is a defined tool: its MCP metadata, its kind and its handler.
+type Tool struct {
+	Def     mcp.Tool
+	Kind    Kind
+	Handler server.ToolHandlerFunc
+}
+
+// Option adjusts a tool's definition.
+type Option func(*mcp.Tool)
+
+// LocalOnly marks a tool that touches nothing outside Data Workers' own store (openWorldHint=false).
+func LocalOnly() Option {
+	return func(t *mcp.Tool) { t.Annotations.OpenWorldHint = mcp.ToBoolPtr(false) }
+}
+
+// Title sets the human-readable title.
+func Title(title string) Option {
+	return func(t *mcp.Tool) {
+		t.Annotations.Title = title
+		t.Title = title
+	}
+}
+
+// A successful result whose JSON carries "failed": true (a blocking CI gate, a failing monitor)
+// makes `call` exit 1, so scripts can gate on it.
+
+// Read defines a read-only tool.
+func Read[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) Tool {
+	return define(KindRead, name, description, fn, opts)
+}
+
+// Write defines a tool that records or proposes but overwrites nothing.
+func Write[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) Tool {
+	return define(KindWrite, name, description, fn, opts)
+}
+
+// Destructive defines a tool whose effect outside Data Workers may need an undo.
+func Destructive[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) Tool {
+	return define(KindDestructive, name, description, fn, opts)
+}
+
+func define[In, Out any](kind Kind, name, description string, fn func(context.Context, In) (Out, error), opts []Option) Tool {
+	def := mcp.NewTool(name,
+		mcp.WithDescription(description),
+		mcp.WithInputSchema[In](),
+		mcp.WithOutputSchema[Out](),
+	)
+	def.Annotations = mcp.ToolAnnotation{
+		ReadOnlyHint:    mcp.ToBoolPtr(kind == KindRead),
+		DestructiveHint: mcp.ToBoolPtr(kind == KindDestructive),
+		IdempotentHint:  mcp.ToBoolPtr(kind == KindRead),
+		OpenWorldHint:   mcp.ToBoolPtr(true),
+	}
+	for _, o := range opts {
+		o(&def)
+	}
+	schema := []byte(def.RawInputSchema)
+	if len(schema) == 0 {
+		schema = schemaJSON(def.InputSchema)
+	}
+	v := &argValidator{schema: schema}
+	return Tool{Def: def, Kind: kind, Handler: handler(name, v, fn)}
+}
+
+type requestKey struct{}
+
+// handler adapts a typed function: strict argument binding, errors as isError results (the model
+// can read and correct them; a JSON-RPC error would be invisible to it), panics contained.
+func handler[In, Out any](name string, v *argValidator, fn func(context.Context, In) (Out, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				slog.ErrorContext(ctx, "tool panicked", "tool", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = mcp.NewToolResultError(fmt.Sprintf("internal error in %s: %v (this is a bug; the call had no effect it could not report)", name, p)), nil
+			}
+		}()
+		var in In
+		if err := bindArguments(req, v, &in); err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", name, err)), nil
+		}
+		ctx = context.WithValue(ctx, requestKey{}, &req)
+		out, err := fn(ctx, in)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		text, err := json.Marshal(out)
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("internal error in %s: encode result: %v", name, err)), nil
+		}
+		return mcp.NewToolResultStructured(out, string(text)), nil
+	}
+}
+
+func bindArguments(req mcp.CallToolRequest, validator *argValidator, v any) error {
+	raw, err := json.Marshal(req.GetRawArguments())
+	if err != nil {
+		return err
+	}
+	if string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if err := validator.validate(raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// ReportProgress sends an MCP progress notification when the caller asked for progress; otherwise it
+// does nothing. progress must increase from call to call.
+func ReportProgress(ctx context.Context, progress, total float64, message string) {
+	req, _ := ctx.Value(requestKey{}).(*mcp.CallToolRequest)
+	if req == nil || req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return
+	}
+	params := map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": progress, "message": message}
+	if total > 0 {
+		params["total"] = total
+	}
+	_ = srv.SendNotificationToClient(ctx, "notifications/progress", params)
+}

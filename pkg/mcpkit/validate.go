@@ -1,0 +1,78 @@
+package mcpkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// argValidator checks arguments against the tool's input schema before they are bound, with
+// messages a model can act on ("/window: value must be one of …"). The schema compiles on first use
+// so start-up stays cheap.
+type argValidator struct {
+	schema []byte
+	once   sync.Once
+	sch    *jsonschema.Schema
+	err    error
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+func (v *argValidator) validate(raw []byte) error {
+	v.once.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.schema))
+		if err != nil {
+			v.err = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("input.json", doc); err != nil {
+			v.err = err
+			return
+		}
+		v.sch, v.err = c.Compile("input.json")
+	})
+	if v.err != nil {
+		return fmt.Errorf("tool input schema does not compile (a bug): %w", v.err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	err = v.sch.Validate(inst)
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	return errors.New(strings.Join(leafMessages(verr), "; "))
+}
+
+func leafMessages(e *jsonschema.ValidationError) []string {
+	if len(e.Causes) == 0 {
+		loc := "/" + strings.Join(e.InstanceLocation, "/")
+		if loc == "/" {
+			loc = "arguments"
+		}
+		return []string{loc + ": " + e.ErrorKind.LocalizedString(englishPrinter)}
+	}
+	var out []string
+	for _, c := range e.Causes {
+		out = append(out, leafMessages(c)...)
+	}
+	return out
+}
+
+func schemaJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{}`)
+	}
+	return b
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Migrations are numbered SQL files, NNNN_name.sql, applied in order, each once. A package that
+// owns tables adds its own file; the number is the only coordination needed.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", e.Name())
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", prev, e.Name(), v)
+		}
+		seen[v] = e.Name()
+		body, err := fs.ReadFile(fsys, path.Join("migrations", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: name, sql: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// migrate applies what is missing inside one IMMEDIATE transaction, so when five processes start at
+// once the first does the work and the others wait, then find nothing left to do.
+func (s *Store) migrate(ctx context.Context) error {
+	migs, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return err
+	}
+	latest := 0
+	if len(migs) > 0 {
+		latest = migs[len(migs)-1].version
+	}
+	// Fast path: an up-to-date store needs no write lock (cheap start-up for every agent).
+	if v, err := s.SchemaVersion(ctx); err == nil && v == latest {
+		return nil
+	}
+	return s.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at TEXT NOT NULL)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if current > latest {
+			return fmt.Errorf("schema version %d is newer than this binary knows (%d): update Data Workers before using this store", current, latest)
+		}
+		for _, m := range migs {
+			if m.version <= current {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %04d_%s: %w", m.version, m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, Timestamp(time.Now())); err != nil {
+				return fmt.Errorf("record migration %d: %w", m.version, err)
+			}
+		}
+		return nil
+	})
+}
+
+// SchemaVersion is the highest applied migration (0 for a new file).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.DB.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return 0, nil
+		}
+		return 0, err
+	}
+	return v, nil
+}
+
+// LatestSchemaVersion is the version this binary migrates to.
+func LatestSchemaVersion() int {
+	migs, err := loadMigrations(migrationFiles)
+	if err != nil || len(migs) == 0 {
+		return 0
+	}
+	return migs[len(migs)-1].version
+}

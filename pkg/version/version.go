@@ -1,0 +1,5 @@
+// Package version is the release of the Data Workers binaries.
+package version
+
+// Version is overridden at build time with -ldflags "-X github.com/dataworkers/dw/pkg/version.Version=…".
+var Version = "0.1.0-dev"

@@ -1,0 +1,56 @@
+// Package warehouse runs read-only SQL against the engine the stream lands in: SQLite (the embedded
+// default), PostgreSQL (pgx) and Snowflake (gosnowflake).
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "github.com/mattn/go-sqlite3"    // registers "sqlite3"
+	_ "github.com/snowflakedb/gosnowflake"
+
+	"github.com/dataworkers/dw/pkg/config"
+)
+
+// ErrNotConfigured is returned when the warehouse section is missing.
+var ErrNotConfigured = errors.New("warehouse is not configured: add a warehouse section (engine, dsn) to the config")
+
+// Open opens a connection pool to the configured warehouse; nothing is sent until first use.
+// SQLite files are opened read-only and must exist: a missing file is a clear error, never an
+// empty database created by accident.
+func Open(c *config.Warehouse) (*sql.DB, error) {
+	if c == nil {
+		return nil, ErrNotConfigured
+	}
+	switch c.Engine {
+	case "sqlite":
+		if _, err := os.Stat(c.DSN); err != nil {
+			return nil, fmt.Errorf("warehouse file %s: %w (load data into it, or set warehouse.dsn)", c.DSN, err)
+		}
+		return sql.Open("sqlite3", "file:"+(&url.URL{Path: c.DSN}).EscapedPath()+"?mode=ro&_query_only=true&_busy_timeout=5000")
+	case "postgres":
+		return sql.Open("pgx", c.DSN)
+	case "snowflake":
+		return sql.Open("snowflake", c.DSN)
+	}
+	return nil, fmt.Errorf("warehouse.engine %q is not supported; use sqlite, postgres or snowflake", c.Engine)
+}
+
+// Ping opens the warehouse and checks that it answers a query within ctx.
+func Ping(ctx context.Context, c *config.Warehouse) error {
+	db, err := Open(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var one int
+	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("warehouse (%s): %w", c.Engine, err)
+	}
+	return nil
+}
