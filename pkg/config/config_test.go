@@ -1,0 +1,189 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/configs"
+)
+
+func env(m map[string]string) LookupEnv {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestEmbeddedDefaultLoadsWithoutExternalServices(t *testing.T) {
+	cfg, err := Load("", configs.Local, configs.LocalName, env(map[string]string{"HOME": "/home/ann"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Path != "/home/ann/.dataworkers/dw.db" {
+		t.Errorf("store path = %q", cfg.Store.Path)
+	}
+	if cfg.Warehouse == nil || cfg.Warehouse.Engine != "sqlite" || cfg.Warehouse.DSN != "/home/ann/.dataworkers/warehouse.db" {
+		t.Errorf("warehouse = %+v", cfg.Warehouse)
+	}
+	if cfg.Kafka != nil || cfg.SchemaRegistry != nil || cfg.Connect != nil || cfg.ConfluentCloud != nil {
+		t.Error("the embedded default must not configure external services")
+	}
+	if cfg.Source != "embedded:configs/local.yaml" {
+		t.Errorf("source = %q", cfg.Source)
+	}
+}
+
+func TestDWHomeMovesTheStore(t *testing.T) {
+	cfg, err := Load("", configs.Local, configs.LocalName, env(map[string]string{"DW_HOME": "/srv/dw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Path != "/srv/dw/dw.db" {
+		t.Errorf("store path = %q", cfg.Store.Path)
+	}
+}
+
+func TestExampleConfigDocumentsEverySectionAndParses(t *testing.T) {
+	vars := map[string]string{}
+	for _, k := range []string{"KAFKA_API_KEY", "KAFKA_API_SECRET", "SR_API_KEY", "SR_API_SECRET", "CONFLUENT_CLOUD_API_KEY",
+		"CONFLUENT_CLOUD_API_SECRET", "SNOWFLAKE_PASSWORD", "DBT_CLOUD_TOKEN", "SLACK_WEBHOOK_URL", "AIRFLOW_TOKEN"} {
+		vars[k] = "secret-" + strings.ToLower(k)
+	}
+	vars["SLACK_WEBHOOK_URL"] = "https://hooks.slack.com/services/T0/B0/xyz123"
+	cfg, err := Load("../../configs/confluent-cloud.example.yaml", nil, "", env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kafka == nil || cfg.SchemaRegistry == nil || cfg.Connect == nil || cfg.ConfluentCloud == nil || cfg.Warehouse == nil ||
+		cfg.DBT == nil || cfg.DBT.Cloud == nil || cfg.Airflow == nil || cfg.Slack == nil || len(cfg.Catalog.Files) == 0 || len(cfg.Domains) == 0 {
+		t.Fatalf("example must fill every section: %+v", cfg)
+	}
+	if cfg.ConfluentCloud.FlinkAPIKey != "secret-confluent_cloud_api_key" {
+		t.Errorf("flink key should default to the cloud key, got %q", cfg.ConfluentCloud.FlinkAPIKey)
+	}
+	redact := cfg.Redactor()
+	msg := redact("login failed for secret-kafka_api_secret and secret-snowflake_password at https://hooks.slack.com/services/T0/B0/xyz123")
+	if strings.Contains(msg, "secret-") || strings.Contains(msg, "xyz123") {
+		t.Errorf("secrets left in %q", msg)
+	}
+}
+
+func TestUnknownKeyNamesKeyPathAndLine(t *testing.T) {
+	_, err := Parse([]byte("store:\n  path: /tmp/x.db\nkafka:\n  bootstrap_servers: [\"a:9092\"]\n  sasl:\n    mechansim: PLAIN\n"), env(nil))
+	if err == nil {
+		t.Fatal("want error")
+	}
+	for _, want := range []string{"line 6", `"mechansim"`, "kafka.sasl", "mechanism"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestExpansion(t *testing.T) {
+	e := env(map[string]string{"A": "1", "EMPTY": ""})
+	cases := []struct {
+		in, want, err string
+	}{
+		{"x${A}y", "x1y", ""},
+		{"${B:-def}", "def", ""},
+		{"${EMPTY:-def}", "def", ""},
+		{"${EMPTY}", "", ""},
+		{"$$A and $5", "$A and $5", ""},
+		{"${B}", "", "B is not set"},
+		{"${A", "", "unterminated"},
+		{"${1X}", "", "invalid variable name"},
+	}
+	for _, c := range cases {
+		got, err := Expand(c.in, e)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("Expand(%q) error = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestExpandedValuesKeepTheirTypesAndCannotInjectStructure(t *testing.T) {
+	doc := "store:\n  path: /tmp/x.db\n  busy_timeout: ${BT}\nslack:\n  webhook_url: \"${HOOK}\"\n"
+	cfg, err := Parse([]byte(doc), env(map[string]string{"BT": "3s", "HOOK": "https://h.example/x\nkafka: {}"}))
+	if err == nil {
+		// The value is one string; it must never become a kafka section.
+		if cfg.Kafka != nil {
+			t.Fatal("an environment value injected a section")
+		}
+	}
+	cfg, err = Parse([]byte(doc), env(map[string]string{"BT": "3s", "HOOK": "https://h.example/x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.BusyTimeout != 3*time.Second {
+		t.Errorf("busy_timeout = %v", cfg.Store.BusyTimeout)
+	}
+}
+
+func TestValidationListsEveryProblemWithItsFix(t *testing.T) {
+	doc := `
+kafka:
+  bootstrap_servers: ["nohost"]
+  sasl: {mechanism: GSSAPI}
+schema_registry:
+  url: "ftp://x"
+warehouse:
+  engine: oracle
+airflow:
+  url: https://af
+  api_version: v9
+domains:
+  - name: billing
+    autonomy: L7
+    approvers: [{name: ann, token_sha256: abc}]
+`
+	_, err := Parse([]byte(doc), env(nil))
+	if err == nil {
+		t.Fatal("want error")
+	}
+	for _, want := range []string{
+		`kafka.bootstrap_servers[0]: "nohost" is not host:port`,
+		"kafka.sasl.mechanism",
+		"kafka.sasl: username and password are required",
+		"schema_registry.url",
+		"warehouse.engine",
+		"warehouse.dsn: required",
+		"airflow.api_version",
+		"airflow: set token",
+		"domains[0].assets",
+		"domains[0].autonomy",
+		"domains[0].approvers[0].token_sha256",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestMissingFileSaysHowToFix(t *testing.T) {
+	_, err := Load("/nonexistent/dw.yaml", nil, "", env(nil))
+	if err == nil || !strings.Contains(err.Error(), "DW_CONFIG") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestURLWithCredentialsIsRefusedWithoutEchoingThem(t *testing.T) {
+	_, err := Parse([]byte("connect:\n  url: \"https://bob:hunter22@connect:8083\"\n"), env(nil))
+	if err == nil || strings.Contains(err.Error(), "hunter22") || !strings.Contains(err.Error(), "username/password") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(string(configs.Local))
+	f.Add("kafka:\n  bootstrap_servers: [a:1]\n")
+	f.Add("domains: [{name: x, assets: ['*'], autonomy: L2}]")
+	f.Add("store: [1,2]")
+	f.Fuzz(func(t *testing.T, doc string) {
+		_, _ = Parse([]byte(doc), env(map[string]string{"HOME": "/h"})) // must not panic
+	})
+}

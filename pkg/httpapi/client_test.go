@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newClient(t *testing.T, h http.HandlerFunc) *Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := New("test api", srv.URL+"/base", "test", Basic("key", "secret"), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Backoff = time.Millisecond
+	return c
+}
+
+func TestDoSendsAuthQueryAndDecodesJSON(t *testing.T) {
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		if u != "key" || p != "secret" || r.URL.EscapedPath() != "/base/connectors/a%2Fb/status" || r.URL.Query().Get("expand") != "status" {
+			http.Error(w, "bad request: "+r.URL.String(), 400)
+			return
+		}
+		w.Write([]byte(`{"name":"a/b"}`))
+	})
+	var out struct{ Name string }
+	err := c.Do(context.Background(), "GET", "/connectors/"+url.PathEscape("a/b")+"/status", url.Values{"expand": {"status"}}, nil, &out)
+	if err != nil || out.Name != "a/b" {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+}
+
+func TestRetriesOn429And5xxThenSucceeds(t *testing.T) {
+	var calls atomic.Int32
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		switch calls.Add(1) {
+		case 1:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(429)
+		case 2:
+			w.WriteHeader(503)
+		default:
+			w.Write([]byte(`{}`))
+		}
+	})
+	if err := c.Do(context.Background(), "GET", "/x", nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 3 {
+		t.Fatalf("calls = %d", calls.Load())
+	}
+}
+
+func TestClientErrorsAreNotRetriedAndCarryTheServerMessage(t *testing.T) {
+	cases := []struct {
+		status int
+		body   string
+		want   []string
+	}{
+		{404, `{"error_code":404,"message":"Connector orders-sink not found"}`, []string{"404", "Connector orders-sink not found"}},
+		{401, `{"errors":[{"status":"401","detail":"Invalid API key"}]}`, []string{"Invalid API key", "check the credentials in test"}},
+		{403, `{"status":{"code":403,"user_message":"Not allowed"}}`, []string{"Not allowed", "lack permission"}},
+		{422, `{"detail":[{"loc":["body","logical_date"],"msg":"Field required"}]}`, []string{"Field required"}},
+		{400, `plain text failure`, []string{"plain text failure"}},
+	}
+	for _, tc := range cases {
+		var calls atomic.Int32
+		c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.WriteHeader(tc.status)
+			w.Write([]byte(tc.body))
+		})
+		err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+		if err == nil {
+			t.Fatalf("%d: want error", tc.status)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%d: %q lacks %q", tc.status, err, w)
+			}
+		}
+		if calls.Load() != 1 {
+			t.Errorf("%d: retried %d times", tc.status, calls.Load())
+		}
+		if tc.status == 404 && !IsNotFound(err) {
+			t.Error("IsNotFound false for 404")
+		}
+	}
+}
+
+func TestPersistentServerErrorGivesUpAfterRetries(t *testing.T) {
+	var calls atomic.Int32
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(502)
+		w.Write([]byte(`{"message":"upstream down"}`))
+	})
+	err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "upstream down") || calls.Load() != 3 {
+		t.Fatalf("err=%v calls=%d", err, calls.Load())
+	}
+}
+
+func TestSlowServerTimesOutWithAClearMessage(t *testing.T) {
+	release := make(chan struct{})
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	c.Timeout = 50 * time.Millisecond
+	c.Retries = 0
+	err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "no answer within") || !strings.Contains(err.Error(), "test.timeout") {
+		t.Fatalf("err=%v", err)
+	}
+}
+
+func TestUnreachableServerNamesTheConfigKey(t *testing.T) {
+	c, _ := New("test api", "http://127.0.0.1:1", "connect", nil, time.Second)
+	c.Retries = 0
+	err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "check connect.url") {
+		t.Fatalf("err=%v", err)
+	}
+}
+
+func TestNonJSONSuccessIsAnError(t *testing.T) {
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`<html>login</html>`)) })
+	var out map[string]any
+	err := c.Do(context.Background(), "GET", "/x", nil, nil, &out)
+	if err == nil || !strings.Contains(err.Error(), "not the documented JSON") {
+		t.Fatalf("err=%v", err)
+	}
+}
+
+func TestCallerContextBoundsRetries(t *testing.T) {
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
+	c.Backoff = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := c.Do(ctx, "GET", "/x", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("err=%v", err)
+	}
+}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestOpenAppliesEveryMigrationOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dw.db")
+	for i := 0; i < 2; i++ {
+		st, err := Open(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := st.SchemaVersion(context.Background())
+		if err != nil || v != LatestSchemaVersion() || v == 0 {
+			t.Fatalf("schema version = %d, %v; want %d", v, err, LatestSchemaVersion())
+		}
+		var n int
+		if err := st.DB.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		migs, _ := loadMigrations(migrationFiles)
+		if n != len(migs) {
+			t.Fatalf("%d migrations recorded, want %d", n, len(migs))
+		}
+		st.Close()
+	}
+}
+
+func TestStoreUsesWALAndForeignKeys(t *testing.T) {
+	st := openTemp(t)
+	var mode string
+	var fk int
+	if err := st.DB.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v", mode, err)
+	}
+	if err := st.DB.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys = %d, %v", fk, err)
+	}
+}
+
+func TestWriteRollsBackOnError(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	boom := fmt.Errorf("boom")
+	err := st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO tool_calls(at, agent, tool, outcome, duration_ms, args_sha256) VALUES ('t','a','x','ok',1,'h')`); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("err = %v", err)
+	}
+	if n, _ := st.CountToolCalls(ctx, ""); n != 0 {
+		t.Fatalf("%d rows after rollback", n)
+	}
+}
+
+func TestCorruptFileIsAClearError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dw.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("this is not sqlite ", 400)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "not a valid SQLite database or is corrupt") || !strings.Contains(err.Error(), "move it aside") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestUnwritableDirectoryIsAClearError(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root ignores directory permissions; use a path under a regular file instead.
+		file := filepath.Join(t.TempDir(), "file")
+		os.WriteFile(file, nil, 0o600)
+		_, err := Open(context.Background(), filepath.Join(file, "dw.db"), Options{})
+		if err == nil || !strings.Contains(err.Error(), "cannot create directory") || !strings.Contains(err.Error(), "DW_HOME") {
+			t.Fatalf("err = %v", err)
+		}
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(dir, 0o500)
+	_, err := Open(context.Background(), filepath.Join(dir, "dw.db"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "cannot be opened for writing") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestNewerSchemaThanBinaryIsRefused(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	if err := st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO schema_migrations(version, name, applied_at) VALUES (9999, 'future', 'now')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := st.Path()
+	st.Close()
+	_, err := Open(ctx, path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestMigrationNamesAreChecked(t *testing.T) {
+	bad := fstest.MapFS{"migrations/1.sql": {Data: []byte("SELECT 1")}}
+	if _, err := loadMigrations(bad); err == nil {
+		t.Error("want error for a badly named migration")
+	}
+	dup := fstest.MapFS{"migrations/0001_a.sql": {}, "migrations/0001_b.sql": {}}
+	if _, err := loadMigrations(dup); err == nil || !strings.Contains(err.Error(), "share version") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The concurrency test: five OS processes open one fresh store at the same moment (so the
+// migrations race too) and each writes 1,000 rows in 1,000 transactions.
+const (
+	writerEnv  = "DW_STORE_TEST_WRITER"
+	writerRows = 1000
+	writers    = 5
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(writerEnv); path != "" {
+		os.Exit(writerProcess(path))
+	}
+	os.Exit(m.Run())
+}
+
+func writerProcess(path string) int {
+	agent := os.Getenv("DW_STORE_TEST_AGENT")
+	start, _ := strconv.ParseInt(os.Getenv("DW_STORE_TEST_START"), 10, 64)
+	time.Sleep(time.Until(time.Unix(0, start)))
+	ctx := context.Background()
+	st, err := Open(ctx, path, Options{BusyTimeout: 30 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 3
+	}
+	defer st.Close()
+	for i := 0; i < writerRows; i++ {
+		if err := st.RecordToolCall(ctx, ToolCall{At: time.Now(), Agent: agent, Tool: "t", Outcome: "ok", ArgsSHA256: strconv.Itoa(i)}); err != nil {
+			fmt.Fprintln(os.Stderr, "write:", err)
+			return 4
+		}
+	}
+	return 0
+}
+
+func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	path := filepath.Join(t.TempDir(), "dw.db")
+	start := time.Now().Add(300 * time.Millisecond).UnixNano()
+	var wg sync.WaitGroup
+	errs := make([]string, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), writerEnv+"="+path, fmt.Sprintf("DW_STORE_TEST_AGENT=agent-%d", w),
+				fmt.Sprintf("DW_STORE_TEST_START=%d", start))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				errs[w] = fmt.Sprintf("writer %d: %v: %s", w, err, out)
+			} else if strings.Contains(string(out), "locked") {
+				errs[w] = fmt.Sprintf("writer %d saw a lock error: %s", w, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
+		}
+	}
+	st, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	total, err := st.CountToolCalls(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != writers*writerRows {
+		t.Fatalf("%d rows landed, want exactly %d", total, writers*writerRows)
+	}
+	for w := 0; w < writers; w++ {
+		if n, _ := st.CountToolCalls(context.Background(), fmt.Sprintf("agent-%d", w)); n != writerRows {
+			t.Errorf("agent-%d wrote %d rows, want %d", w, n, writerRows)
+		}
+	}
+}
