@@ -34,7 +34,7 @@ func lazyStore(t *testing.T) *store.Lazy {
 func byName(r Report) map[Backend]Status {
 	m := map[Backend]Status{}
 	for _, b := range r.Backends {
-		m[b] = b
+		m[b.Backend] = b
 	}
 	return m
 }

@@ -177,7 +177,8 @@ func serve(ctx context.Context, srv *server.MCPServer, e *Env, stdio IO) int {
 	ss := server.NewStdioServer(srv)
 	ss.SetErrorLogger(log.New(stdio.Err, "", 0))
 	e.Logger.Debug("serving on stdio")
-	err := ss.Listen(ctx, stdio.In, stdio.Out)
+	d := newDrain(ctx, stdio.In, stdio.Out)
+	err := ss.Listen(ctx, d, d)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		e.Logger.Error("stdio server stopped", "error", err)
 		return ExitToolError
