@@ -33,7 +33,7 @@ for a in "${agents[@]}"; do
 	[[ "$a" == "$name" ]] && pkg="./agents/$name"
 done
 for c in "${commands[@]}"; do
-	[[ "$c" == "$name" ]] && pkg="./cmd/$name"
+	[[ "$c" == "$name" ]] && pkg="./agents/internal/cmd/$name"
 done
 if [[ -z "$pkg" ]]; then
 	echo "$0: unknown name '$name'" >&2
@@ -47,7 +47,7 @@ gobin="$(command -v go || true)"
 bin="$root/bin/$name"
 stale() {
 	[[ ! -x "$bin" ]] && return 0
-	[[ -n "$(find "$root/agents" "$root/pkg" "$root/configs" "$root/cmd" "$root/go.mod" "$root/go.sum" \
+	[[ -n "$(find "$root/agents" "$root/pkg" "$root/configs" "$root/go.mod" "$root/go.sum" \
 		\( -name '*.go' -o -name '*.yaml' -o -name '*.sql' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.html' \) \
 		-newer "$bin" -print -quit 2>/dev/null)" ]]
 }
