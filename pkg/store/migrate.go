@@ -67,8 +67,10 @@ func (s *Store) migrate(ctx context.Context) error {
 		latest = migs[len(migs)-1].version
 	}
 	// Fast path: an up-to-date store needs no write lock (cheap start-up for every agent).
-	if v, err := s.SchemaVersion(ctx); err == nil && v == latest {
-		return nil
+	if n, err := s.appliedCount(ctx); err == nil && n == len(migs) {
+		if v, err := s.SchemaVersion(ctx); err == nil && v == latest {
+			return nil
+		}
 	}
 	return s.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -77,15 +79,33 @@ func (s *Store) migrate(ctx context.Context) error {
 			applied_at TEXT NOT NULL)`); err != nil {
 			return fmt.Errorf("create schema_migrations: %w", err)
 		}
-		var current int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
+		applied := map[int]bool{}
+		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return fmt.Errorf("read schema versions: %w", err)
 		}
-		if current > latest {
-			return fmt.Errorf("schema version %d is newer than this binary knows (%d): update Data Workers before using this store", current, latest)
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return err
+			}
+			applied[v] = true
 		}
+		rows.Close()
+		known := map[int]bool{}
 		for _, m := range migs {
-			if m.version <= current {
+			known[m.version] = true
+		}
+		for v := range applied {
+			if !known[v] {
+				return fmt.Errorf("schema version %d is newer than this binary knows (latest %d): update Data Workers before using this store", v, latest)
+			}
+		}
+		// Apply every missing migration in order, not only those above the highest applied: a
+		// branch that adds 0003 after a store already has 0005 still gets it.
+		for _, m := range migs {
+			if applied[m.version] {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
@@ -120,4 +140,10 @@ func LatestSchemaVersion() int {
 		return 0
 	}
 	return migs[len(migs)-1].version
+}
+
+func (s *Store) appliedCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n)
+	return n, err
 }

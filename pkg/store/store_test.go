@@ -218,3 +218,28 @@ func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestAMigrationAddedBelowTheHighestAppliedStillRuns(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	// Pretend the store predates migration 1: forget it and drop its table.
+	if err := st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`DELETE FROM schema_migrations WHERE version = 1`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`DROP TABLE tool_calls`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := st.Path()
+	st.Close()
+	st2, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if _, err := st2.CountToolCalls(ctx, ""); err != nil {
+		t.Fatalf("migration 1 was not re-applied: %v", err)
+	}
+}
