@@ -21,6 +21,10 @@ type Config struct {
 	Slack          *Slack          `yaml:"slack"`
 	Catalog        Catalog         `yaml:"catalog"`
 	Domains        []Domain        `yaml:"domains"`
+	Monitors       []Monitor       `yaml:"monitors"`
+	// ActionClasses overrides, per action class, who executes it and how long an approval request
+	// waits before escalating (see policy.go for the classes and their defaults).
+	ActionClasses map[string]ActionClass `yaml:"action_classes"`
 
 	// Source is where the configuration came from (a path, or "embedded:configs/local.yaml").
 	Source string `yaml:"-"`

@@ -127,6 +127,8 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateMonitors(add)
+	c.validateActionClasses(add)
 	return p.err()
 }
 

@@ -34,6 +34,17 @@ type Env struct {
 	Store  *store.Lazy
 	Now    func() time.Time
 	Redact func(string) string
+	// Lookup reads the process environment (for human subcommands such as DW_APPROVER_TOKEN).
+	Lookup config.LookupEnv
+}
+
+// Getenv returns an environment variable, or "".
+func (e *Env) Getenv(key string) string {
+	if e.Lookup == nil {
+		return ""
+	}
+	v, _ := e.Lookup(key)
+	return v
 }
 
 // Agent describes one binary.
@@ -152,6 +163,7 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 		Store:  store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout}),
 		Now:    time.Now,
 		Redact: cfg.Redactor(),
+		Lookup: env,
 	}, nil
 }
 

@@ -46,8 +46,9 @@ func KeyPath(storePath string) string {
 	return filepath.Join(filepath.Dir(storePath), "receipts.key")
 }
 
-// LoadOrCreateKey reads the chain key, creating it on first use. Five processes may race to create it:
-// O_EXCL makes exactly one win and the others read its key.
+// LoadOrCreateKey reads the chain key, creating it on first use. Five processes may race to create
+// it: each writes a complete temporary file and hard-links it into place, which fails for all but one,
+// so a reader never sees a half-written key and everyone ends with the winner's.
 func LoadOrCreateKey(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		return decodeKey(path, b)
@@ -56,24 +57,30 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		for i := 0; i < 50; i++ { // the winner may not have written it yet
-			if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-				return decodeKey(path, b)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		return nil, fmt.Errorf("receipts key %s exists but is empty", path)
-	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".receipts.key.*")
 	if err != nil {
-		return nil, fmt.Errorf("create receipts key %s: %w", path, err)
+		return nil, fmt.Errorf("create receipts key beside %s: %w", path, err)
 	}
-	defer f.Close()
-	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-		return nil, fmt.Errorf("write receipts key %s: %w", path, err)
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return nil, err
 	}
-	return key, nil
+	if _, err := tmp.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("write receipts key: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("install receipts key %s: %w", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeKey(path, b)
 }
 
 func decodeKey(path string, b []byte) ([]byte, error) {
@@ -166,6 +173,15 @@ func (c *Chain) Get(ctx context.Context, seq int64) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("no receipt #%d", seq)
 	}
 	return rows[0], nil
+}
+
+// Recent returns the newest n receipts, newest first.
+func (c *Chain) Recent(ctx context.Context, n int) ([]Receipt, error) {
+	rs, err := c.query(ctx, `WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM receipts) - ?`, n)
+	for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+		rs[i], rs[j] = rs[j], rs[i]
+	}
+	return rs, err
 }
 
 // ForIncident returns the receipts of one incident, oldest first.

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+)
+
+type proposalParam struct {
+	Class   string         `json:"class" jsonschema:"Action class: pause_job, unpause_job, trigger_job, trigger_dbt_run, register_schema, restart_connector, reset_offsets, change_topic, flink_statement, tableflow or dbt_code"`
+	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. job:airflow/sync_metered_usage_to_stripe"`
+	Title   string         `json:"title" jsonschema:"One line an approver reads, e.g. Pause the 23:00 Stripe sync until the fix is verified"`
+	Payload map[string]any `json:"payload" jsonschema:"Exactly what would run (e.g. {dag_id, is_paused}); the approval binds to its SHA-256"`
+}
+
+type requestApprovalParams struct {
+	IncidentID int64           `json:"incident_id,omitempty" jsonschema:"The incident these proposals fix, if any"`
+	Proposals  []proposalParam `json:"proposals" jsonschema:"The proposals to route, in the order they should run"`
+	Owners     []string        `json:"owners,omitempty" jsonschema:"Extra people to copy, e.g. the catalog owners of the target"`
+}
+
+type approvalsResult struct {
+	Requests []approvals.Request `json:"requests"`
+	Stop     approvals.StopState `json:"org_stop"`
+	Next     string              `json:"next"`
+}
+
+func requestApproval(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Write("request_approval",
+		"Route proposals to the named approvers of the target's domain (owners copied; Slack when configured). "+
+			"Each request binds to the exact payload's SHA-256 and expires then escalates; nothing is ever granted automatically. "+
+			"Approvers decide outside MCP with `dw-incidents approvals approve`; poll get_approval_status.",
+		func(ctx context.Context, p requestApprovalParams) (approvalsResult, error) {
+			if len(p.Proposals) == 0 {
+				return approvalsResult{}, errors.New("proposals: give at least one proposal")
+			}
+			svc, err := approvalService(ctx, env)
+			if err != nil {
+				return approvalsResult{}, err
+			}
+			var out approvalsResult
+			for i, pr := range p.Proposals {
+				r, err := svc.Request(ctx, approvals.Proposal{IncidentID: p.IncidentID, Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload},
+					env.Agent, p.Owners)
+				if err != nil {
+					return approvalsResult{}, fmt.Errorf("proposals[%d]: %w (requests before it were created)", i, err)
+				}
+				out.Requests = append(out.Requests, r)
+			}
+			if out.Stop, err = svc.Stop(ctx); err != nil {
+				return approvalsResult{}, err
+			}
+			out.Next = "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."
+			return out, nil
+		})
+}
+
+type approvalStatusParams struct {
+	RequestID  int64  `json:"request_id,omitempty" jsonschema:"One request; or give incident_id"`
+	IncidentID int64  `json:"incident_id,omitempty" jsonschema:"Every request of one incident"`
+	Status     string `json:"status,omitempty" jsonschema:"Filter: pending, approved, rejected or expired"`
+}
+
+func getApprovalStatus(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Read("get_approval_status",
+		"Read approval requests (one, an incident's, or all pending) with who may decide, the payload hash, escalations, decisions and the org-wide stop. "+
+			"Escalation and expiry are applied as of now.",
+		func(ctx context.Context, p approvalStatusParams) (approvalsResult, error) {
+			switch p.Status {
+			case "", approvals.StatusPending, approvals.StatusApproved, approvals.StatusRejected, approvals.StatusExpired:
+			default:
+				return approvalsResult{}, fmt.Errorf("status %q: use pending, approved, rejected or expired", p.Status)
+			}
+			svc, err := approvalService(ctx, env)
+			if err != nil {
+				return approvalsResult{}, err
+			}
+			var out approvalsResult
+			if p.RequestID != 0 {
+				r, err := svc.Get(ctx, p.RequestID)
+				if err != nil {
+					return approvalsResult{}, err
+				}
+				out.Requests = []approvals.Request{r}
+			} else {
+				status := p.Status
+				if status == "" && p.IncidentID == 0 {
+					status = approvals.StatusPending
+				}
+				if out.Requests, err = svc.List(ctx, status, p.IncidentID); err != nil {
+					return approvalsResult{}, err
+				}
+			}
+			if out.Requests == nil {
+				out.Requests = []approvals.Request{}
+			}
+			if out.Stop, err = svc.Stop(ctx); err != nil {
+				return approvalsResult{}, err
+			}
+			out.Next = summarize(out.Requests)
+			return out, nil
+		})
+}
+
+func summarize(rs []approvals.Request) string {
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Status]++
+	}
+	return fmt.Sprintf("%d pending, %d approved, %d rejected, %d expired", counts[approvals.StatusPending], counts[approvals.StatusApproved],
+		counts[approvals.StatusRejected], counts[approvals.StatusExpired])
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/dataworkers/dw/pkg/console"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/receipts"
+)
+
+// consoleCommand serves the approver's web page on loopback until interrupted.
+func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
+	fs := flag.NewFlagSet("console", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	addr := fs.String("addr", "127.0.0.1:8765", "loopback address to listen on")
+	if fs.Parse(args) != nil || fs.NArg() > 0 {
+		fmt.Fprintln(stdio.Err, "usage: dw-incidents console [--addr 127.0.0.1:8765]")
+		return mcpkit.ExitUsage
+	}
+	if err := console.CheckLoopback(*addr); err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	svc, err := approvalService(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	st, _ := env.Store.Get(ctx)
+	key, err := receipts.LoadOrCreateKey(receipts.KeyPath(st.Path()))
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	chain, err := receipts.Open(ctx, st, key, env.Now)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	srv, err := console.New(svc, chain, env.Now)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = srv.Serve(ctx, *addr, func(url string) {
+		fmt.Fprintf(stdio.Out, "Approver console on %s (Ctrl-C to stop)\n", url)
+	})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitToolError
+	}
+	return mcpkit.ExitOK
+}

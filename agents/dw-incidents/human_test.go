@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/mcpkit"
+)
+
+func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+
+// approvalWorld writes a config with one billing domain and returns a runner for the binary's
+// subcommands (exactly what main runs) with DW_APPROVER_TOKEN as given.
+func approvalWorld(t *testing.T) func(token, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "dw.yaml")
+	os.WriteFile(cfg, []byte(`store:
+  path: `+filepath.Join(dir, "dw.db")+`
+domains:
+  - name: billing
+    assets: ["job:airflow/*"]
+    owners: [billing-data-owner]
+    approvers:
+      - {name: platform-owner, token_sha256: `+sum("s3cret-platform")+`}
+    autonomy: L2
+`), 0o600)
+	agent := mcpkit.Agent{Name: "dw-incidents", Tools: tools, Commands: humanCommands()}
+	return func(token, stdin string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		env := func(k string) (string, bool) {
+			switch k {
+			case "DW_CONFIG":
+				return cfg, true
+			case "DW_APPROVER_TOKEN":
+				return token, token != ""
+			}
+			return "", false
+		}
+		code := mcpkit.Run(context.Background(), agent, args, mcpkit.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}, env)
+		return code, out.String(), errb.String()
+	}
+}
+
+func TestAnApproverDecidesFromTheCLIWhatAToolRequested(t *testing.T) {
+	run := approvalWorld(t)
+	code, out, errOut := run("", "", "call", "request_approval", `{"incident_id":7,"proposals":[{"class":"pause_job","target":"job:airflow/sync_metered_usage_to_stripe","title":"Pause the 23:00 Stripe sync","payload":{"dag_id":"sync_metered_usage_to_stripe","is_paused":true}}]}`)
+	if code != 0 {
+		t.Fatalf("request_approval: %d %s %s", code, out, errOut)
+	}
+	var res approvalsResult
+	json.Unmarshal([]byte(out), &res)
+	if len(res.Requests) != 1 || res.Requests[0].Status != "pending" || res.Requests[0].Approvers[0] != "platform-owner" {
+		t.Fatalf("%s", out)
+	}
+	hash := res.Requests[0].PayloadSHA256
+
+	code, out, _ = run("", "", "approvals", "show", "1")
+	if code != 0 || !strings.Contains(out, hash) || !strings.Contains(out, `"dag_id": "sync_metered_usage_to_stripe"`) {
+		t.Fatalf("show: %d %s", code, out)
+	}
+	if code, _, errOut = run("wrong-token", "", "approvals", "approve", "1", "--as", "platform-owner", "--sha256", hash); code != 1 || !strings.Contains(errOut, "wrong token") {
+		t.Fatalf("wrong token: %d %s", code, errOut)
+	}
+	if code, _, errOut = run("", "", "approvals", "approve", "1", "--as", "platform-owner", "--sha256", hash); code != 2 || !strings.Contains(errOut, "DW_APPROVER_TOKEN") {
+		t.Fatalf("no token: %d %s", code, errOut)
+	}
+	code, out, errOut = run("s3cret-platform", "", "approvals", "approve", "1", "--as", "platform-owner", "--sha256", hash, "--comment", "hold it")
+	if code != 0 || !strings.Contains(out, "request #1 approved by platform-owner") {
+		t.Fatalf("approve: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = run("", "", "call", "get_approval_status", `{"request_id":1}`)
+	if code != 0 || !strings.Contains(out, `"status": "approved"`) || !strings.Contains(out, `"decided_by": "platform-owner"`) {
+		t.Fatalf("status: %s", out)
+	}
+	if strings.Contains(out, "s3cret-platform") {
+		t.Fatal("a token leaked into tool output")
+	}
+}
+
+func TestOnlyAnAuthenticatedApproverStopsAndResumes(t *testing.T) {
+	run := approvalWorld(t)
+	if code, _, _ := run("nope", "", "stop", "--as", "platform-owner", "--reason", "bad numbers"); code != 1 {
+		t.Fatalf("stop with a wrong token exited %d", code)
+	}
+	if code, _, _ := run("s3cret-platform", "", "stop", "--as", "platform-owner"); code != 2 {
+		t.Fatalf("stop without a reason exited %d", code)
+	}
+	code, out, _ := run("s3cret-platform", "", "stop", "--as", "platform-owner", "--reason", "bad numbers")
+	if code != 0 || !strings.Contains(out, "stop ON") {
+		t.Fatalf("stop: %d %s", code, out)
+	}
+	_, out, _ = run("", "", "call", "get_approval_status", `{}`)
+	if !strings.Contains(out, `"stopped": true`) {
+		t.Fatalf("status does not show the stop: %s", out)
+	}
+	code, out, _ = run("s3cret-platform", "", "resume", "--as", "platform-owner")
+	if code != 0 || !strings.Contains(out, "lifted") {
+		t.Fatalf("resume: %d %s", code, out)
+	}
+}
+
+func TestNoToolCanApproveStopOrChangeAutonomy(t *testing.T) {
+	for _, tl := range tools(nil) {
+		n := tl.Def.Name
+		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant"} {
+			if strings.Contains(n, banned) {
+				t.Errorf("tool %s looks like it could %s; that must stay a human command", n, banned)
+			}
+		}
+	}
+}

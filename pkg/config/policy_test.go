@@ -1,0 +1,50 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMatchPattern(t *testing.T) {
+	cases := []struct {
+		p, s string
+		want bool
+	}{
+		{"warehouse:snowflake/ANALYTICS.USAGE.*", "warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY", true},
+		{"warehouse:snowflake/ANALYTICS.USAGE.*", "warehouse:snowflake/ANALYTICS.SALES.X", false},
+		{"dbt:model.billing.*", "dbt:model.billing.fct_billable_egress", true},
+		{"*stripe*", "job:airflow/sync_metered_usage_to_stripe", true},
+		{"job:airflow/x", "job:airflow/x", true},
+		{"job:airflow/x", "job:airflow/xy", false},
+		{"a*b*c", "abc", true},
+		{"a*b*c", "acb", false},
+		{"*", "", true},
+	}
+	for _, c := range cases {
+		if got := MatchPattern(c.p, c.s); got != c.want {
+			t.Errorf("MatchPattern(%q, %q) = %v", c.p, c.s, got)
+		}
+	}
+}
+
+func TestActionClassDefaultsAndOverrides(t *testing.T) {
+	c := &Config{ActionClasses: map[string]ActionClass{ClassPauseJob: {Expiry: 5 * time.Minute}}}
+	ac, ok := c.Class(ClassPauseJob)
+	if !ok || ac.Executor != ExecutorDataWorkers || ac.Expiry != 5*time.Minute {
+		t.Errorf("pause_job = %+v", ac)
+	}
+	if ac, _ := c.Class(ClassFlinkStatement); ac.Executor != ExecutorOwner {
+		t.Errorf("flink_statement = %+v", ac)
+	}
+	if _, ok := c.Class("drop_table"); ok {
+		t.Error("unknown class accepted")
+	}
+}
+
+func TestOwnerOnlyClassesCannotBeHandedToDataWorkers(t *testing.T) {
+	_, err := Parse([]byte("action_classes:\n  reset_offsets: {executor: data_workers}\n  drop_table: {expiry: 1h}\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "reset_offsets is owner-only") || !strings.Contains(err.Error(), "action_classes.drop_table: unknown action class") {
+		t.Fatalf("err = %v", err)
+	}
+}
