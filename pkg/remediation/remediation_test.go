@@ -1,0 +1,201 @@
+package remediation
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/orchestrators"
+	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+
+type world struct {
+	exec    *Executor
+	svc     *approvals.Service
+	st      *store.Store
+	airflow *orchtest.Airflow
+	dbt     *orchtest.DBTCloud
+	cfg     *config.Config
+}
+
+func newWorld(t *testing.T, autonomy string) *world {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	af := orchtest.NewAirflow("v2", map[string]bool{"sync_metered_usage_to_stripe": false})
+	t.Cleanup(af.Close)
+	dbt := orchtest.NewDBTCloud(7, "svc", 55)
+	t.Cleanup(dbt.Close)
+	cfg := &config.Config{
+		Airflow: &config.Airflow{URL: af.URL, APIVersion: "v2", Token: af.Token, Timeout: 5 * time.Second},
+		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbt.URL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
+		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*"}, Autonomy: autonomy,
+			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
+	}
+	svc := approvals.New(st, cfg, time.Now, nil)
+	exec := New(st, cfg, svc, Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
+	}, time.Now)
+	return &world{exec: exec, svc: svc, st: st, airflow: af, dbt: dbt, cfg: cfg}
+}
+
+func (w *world) approved(t *testing.T, p approvals.Proposal) approvals.Request {
+	t.Helper()
+	ctx := context.Background()
+	r, err := w.svc.Request(ctx, p, "dw-incidents", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = w.svc.Decide(ctx, approvals.Decision{RequestID: r.ID, Approver: "ann", Token: "tok", Approve: true, PayloadSHA256: r.PayloadSHA256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var pause = approvals.Proposal{IncidentID: 3, Class: config.ClassPauseJob, Target: "job:airflow/sync_metered_usage_to_stripe",
+	Title: "Pause the 23:00 Stripe sync", Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}}
+
+func TestAnApprovedPauseRunsOnceAndRecordsItsUndo(t *testing.T) {
+	w := newWorld(t, "L2")
+	r := w.approved(t, pause)
+	a, err := w.exec.Run(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.airflow.Paused("sync_metered_usage_to_stripe") || a.Status != StatusSucceeded || a.ApprovedBy != "ann" {
+		t.Fatalf("%+v", a)
+	}
+	if !a.Undo.Possible || a.Undo.Class != config.ClassUnpauseJob || a.Result["next_run"] != "2026-11-29T23:00:00Z" {
+		t.Fatalf("undo %+v result %+v", a.Undo, a.Result)
+	}
+	if _, err := w.exec.Run(context.Background(), r.ID); err == nil || !strings.Contains(err.Error(), "used once") {
+		t.Fatalf("second run: %v", err)
+	}
+	as, _ := w.exec.ForIncident(context.Background(), 3)
+	if len(as) != 1 {
+		t.Fatalf("%d actions recorded", len(as))
+	}
+}
+
+func TestNothingRunsWithoutApprovalOrWhileStopped(t *testing.T) {
+	w := newWorld(t, "L3")
+	ctx := context.Background()
+	pending, _ := w.svc.Request(ctx, pause, "dw-incidents", nil)
+	if _, err := w.exec.Run(ctx, pending.ID); err == nil || !strings.Contains(err.Error(), "not approved") {
+		t.Fatalf("pending request ran: %v", err)
+	}
+	r := w.approved(t, pause)
+	if _, err := w.svc.SetStop(ctx, "ann", "tok", true, "numbers wrong"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.exec.Run(ctx, r.ID); !errors.Is(err, approvals.ErrStopped) {
+		t.Fatalf("ran during the stop: %v", err)
+	}
+	if w.airflow.Paused("sync_metered_usage_to_stripe") {
+		t.Fatal("the DAG was paused during the stop")
+	}
+}
+
+func TestAnEditedPayloadVoidsTheApprovalAtDispatch(t *testing.T) {
+	w := newWorld(t, "L2")
+	r := w.approved(t, pause)
+	// Someone edits the stored payload after the approval.
+	w.st.Write(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE approval_requests SET payload = '{"dag_id":"another_dag"}' WHERE id = ?`, r.ID)
+		return err
+	})
+	if _, err := w.exec.Run(context.Background(), r.ID); !errors.Is(err, approvals.ErrVoided) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOwnerOnlyClassesAreNeverExecuted(t *testing.T) {
+	w := newWorld(t, "L3")
+	for _, p := range []approvals.Proposal{
+		{Class: config.ClassFlinkStatement, Target: "flink:statement/usage-hourly-rollup", Title: "Deploy the corrected statement",
+			Payload: map[string]any{"statement": "INSERT INTO x SELECT 1", "steps": []any{"Stop usage-hourly-rollup", "Create usage-hourly-rollup-v2 from 00:00 offsets"}}},
+		{Class: config.ClassRestartConnector, Target: "connect:connector/orders-sink", Title: "Restart failed task 1", Payload: map[string]any{"connector": "orders-sink"}},
+		{Class: config.ClassDBTCode, Target: "dbt:model.billing.fct_billable_egress", Title: "Point the model at usage_hourly_v2", Payload: map[string]any{"diff": "-a\n+b"}},
+	} {
+		r := w.approved(t, p)
+		a, err := w.exec.Run(context.Background(), r.ID)
+		if err != nil || a.Status != StatusOwnerSteps || len(a.Steps) < 2 {
+			t.Fatalf("%s: %+v %v", p.Class, a, err)
+		}
+	}
+	if len(w.airflow.Runs()) != 0 {
+		t.Fatal("an owner-only action reached an orchestrator")
+	}
+}
+
+func TestDBTRunAndTriggerDispatch(t *testing.T) {
+	w := newWorld(t, "L2")
+	r := w.approved(t, approvals.Proposal{Class: config.ClassTriggerDBTRun, Target: "dbt:model.billing.fct_billable_egress", Title: "Rebuild today",
+		Payload: map[string]any{"job_id": 55}})
+	a, err := w.exec.Run(context.Background(), r.ID)
+	if err != nil || a.Result["run_id"] == nil || len(w.dbt.Cause) != 1 || !strings.Contains(w.dbt.Cause[0], "approval #1 by ann") {
+		t.Fatalf("%+v %v %v", a, err, w.dbt.Cause)
+	}
+	r = w.approved(t, approvals.Proposal{Class: config.ClassTriggerJob, Target: "job:airflow/sync_metered_usage_to_stripe", Title: "Re-send today",
+		Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}})
+	if a, err = w.exec.Run(context.Background(), r.ID); err != nil || len(w.airflow.Runs()) != 1 {
+		t.Fatalf("%+v %v", a, err)
+	}
+	// A backend failure is a failed action with the error, never a success.
+	r = w.approved(t, approvals.Proposal{Class: config.ClassTriggerDBTRun, Target: "dbt:model.x", Title: "Unknown job", Payload: map[string]any{"job_id": 99}})
+	a, err = w.exec.Run(context.Background(), r.ID)
+	if err == nil || a.Status != StatusFailed || !strings.Contains(a.Error, "Requested resource not found") {
+		t.Fatalf("%+v %v", a, err)
+	}
+}
+
+func TestL3NeedsACleanRecordOfVerifiedRuns(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target)
+	if ok || !strings.Contains(why, "only 0") {
+		t.Fatalf("%v %s", ok, why)
+	}
+	for i := 0; i < CleanRecordRuns; i++ {
+		r := w.approved(t, pause)
+		a, err := w.exec.Run(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.exec.MarkVerified(ctx, a.ID, true)
+	}
+	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); !ok {
+		t.Fatalf("clean record refused: %s", why)
+	}
+	if ok, _, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassFlinkStatement, "flink:statement/x"); ok {
+		t.Fatal("an owner-only class passed the L3 rule")
+	}
+	// One failed verification spoils the record.
+	r := w.approved(t, pause)
+	a, _ := w.exec.Run(ctx, r.ID)
+	w.exec.MarkVerified(ctx, a.ID, false)
+	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); ok || !strings.Contains(why, "did not verify") {
+		t.Fatalf("%v %s", ok, why)
+	}
+	// L2 never acts without a new approval.
+	w2 := newWorld(t, "L2")
+	if ok, why, _ = w2.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); ok || !strings.Contains(why, "needs L3") {
+		t.Fatalf("%v %s", ok, why)
+	}
+}
