@@ -11,6 +11,8 @@ const instructions = "Incidents from failed checks: evidence-based diagnosis, bl
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	return []mcpkit.Tool{
 		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack),
+		openIncident(env),
+		getIncidentHistory(env),
 		requestApproval(env),
 		getApprovalStatus(env),
 	}

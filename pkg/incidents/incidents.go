@@ -1,0 +1,331 @@
+// Package incidents keeps incidents in the shared store: opened from failed checks and deduplicated
+// by asset and failure mode while open, with a timeline of events, statuses, the recorded diagnosis
+// and cause, and the resolution, so "has this feed broken before?" can be answered from history.
+package incidents
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// Statuses. Open ones keep deduplicating new failures; closed ones are history.
+const (
+	StatusOpen          = "open"
+	StatusAcknowledged  = "acknowledged"
+	StatusInvestigating = "investigating"
+	StatusMitigated     = "mitigated"
+	StatusResolved      = "resolved"
+	StatusFalsePositive = "false_positive"
+	StatusExpected      = "expected"
+)
+
+var openStatuses = []string{StatusOpen, StatusAcknowledged, StatusInvestigating, StatusMitigated}
+var closedStatuses = []string{StatusResolved, StatusFalsePositive, StatusExpected}
+
+// IsOpen reports whether status still collects new failures.
+func IsOpen(status string) bool { return slices.Contains(openStatuses, status) }
+
+// Incident is one stored incident.
+type Incident struct {
+	ID          int64      `json:"id"`
+	Asset       string     `json:"asset"`
+	FailureMode string     `json:"failure_mode"`
+	Status      string     `json:"status"`
+	Severity    string     `json:"severity"`
+	Domain      string     `json:"domain,omitempty"`
+	OpenedAt    time.Time  `json:"opened_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	ResolvedAt  *time.Time `json:"resolved_at,omitempty"`
+	Summary     string     `json:"summary"`
+	Occurrences int        `json:"occurrences" jsonschema:"How many failed checks joined this incident"`
+	Cause       string     `json:"cause,omitempty"`
+	Resolution  string     `json:"resolution,omitempty"`
+	Events      []Event    `json:"events,omitempty"`
+}
+
+// Event is one line of an incident's timeline.
+type Event struct {
+	At     time.Time `json:"at"`
+	Kind   string    `json:"kind"`
+	Actor  string    `json:"actor"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Opened is what OpenOrJoin did.
+type Opened struct {
+	ID     int64 `json:"id"`
+	Opened bool  `json:"opened" jsonschema:"true when a new incident was opened, false when the failure joined an open one"`
+}
+
+// OpenOrJoin opens an incident for asset + failure mode, or joins the one still open, inside the
+// caller's write transaction (so a check run and its incident commit together). The partial unique
+// index on open incidents backs up the read-then-insert against other processes.
+func OpenOrJoin(ctx context.Context, tx *sql.Tx, asset, mode, severity, summary, actor string, now time.Time) (Opened, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE asset = ? AND failure_mode = ? AND status IN (`+placeholders(openStatuses)+`)`,
+		append([]any{asset, mode}, anyList(openStatuses)...)...).Scan(&id)
+	switch {
+	case err == nil:
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET updated_at = ?, summary = ?, occurrences = occurrences + 1 WHERE id = ?`,
+			store.Timestamp(now), summary, id); err != nil {
+			return Opened{}, fmt.Errorf("join incident %d: %w", id, err)
+		}
+		return Opened{ID: id}, AddEventTx(ctx, tx, id, now, "joined", actor, summary)
+	case errors.Is(err, sql.ErrNoRows):
+		res, err := tx.ExecContext(ctx, `INSERT INTO incidents (asset, failure_mode, status, severity, opened_at, updated_at, summary)
+			VALUES (?, ?, 'open', ?, ?, ?, ?)`, asset, mode, severity, store.Timestamp(now), store.Timestamp(now), summary)
+		if err != nil {
+			return Opened{}, fmt.Errorf("open incident: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return Opened{}, err
+		}
+		return Opened{ID: id, Opened: true}, AddEventTx(ctx, tx, id, now, "opened", actor, summary)
+	default:
+		return Opened{}, fmt.Errorf("find open incident: %w", err)
+	}
+}
+
+// AddEventTx appends to an incident's timeline inside a transaction.
+func AddEventTx(ctx context.Context, tx *sql.Tx, id int64, at time.Time, kind, actor, detail string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO incident_events (incident_id, at, kind, actor, detail) VALUES (?, ?, ?, ?, ?)`,
+		id, store.Timestamp(at), kind, actor, detail)
+	if err != nil {
+		return fmt.Errorf("incident %d timeline: %w", id, err)
+	}
+	return nil
+}
+
+// Store reads and updates incidents.
+type Store struct {
+	st  *store.Store
+	now func() time.Time
+}
+
+// New returns the incident store.
+func New(st *store.Store, now func() time.Time) *Store { return &Store{st: st, now: now} }
+
+// Open opens or joins an incident in its own transaction.
+func (s *Store) Open(ctx context.Context, asset, mode, severity, summary, actor string) (Opened, error) {
+	if asset == "" || mode == "" {
+		return Opened{}, errors.New("an incident needs an asset URN and a failure mode (e.g. null_rate, volume, freshness, uniqueness, custom)")
+	}
+	var o Opened
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		o, err = OpenOrJoin(ctx, tx, asset, mode, severity, summary, actor, s.now().UTC())
+		return err
+	})
+	return o, err
+}
+
+// AddEvent appends to an incident's timeline.
+func (s *Store) AddEvent(ctx context.Context, id int64, kind, actor, detail string) error {
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET updated_at = ? WHERE id = ?`, store.Timestamp(s.now()), id); err != nil {
+			return err
+		}
+		return AddEventTx(ctx, tx, id, s.now().UTC(), kind, actor, detail)
+	})
+}
+
+// SetStatus moves an incident to a new status, recording who and why. Closing statuses set
+// resolved_at; a closed incident can be reopened only by a new failure (a new incident).
+func (s *Store) SetStatus(ctx context.Context, id int64, status, actor, note string) (Incident, error) {
+	if !slices.Contains(openStatuses, status) && !slices.Contains(closedStatuses, status) {
+		return Incident{}, fmt.Errorf("status %q: use one of %s", status, strings.Join(append(slices.Clone(openStatuses), closedStatuses...), ", "))
+	}
+	cur, err := s.Get(ctx, id)
+	if err != nil {
+		return Incident{}, err
+	}
+	if !IsOpen(cur.Status) {
+		return Incident{}, fmt.Errorf("incident #%d is already %s; a new failure opens a new incident", id, cur.Status)
+	}
+	now := s.now().UTC()
+	err = s.st.Write(ctx, func(tx *sql.Tx) error {
+		var resolved any
+		if !IsOpen(status) {
+			resolved = store.Timestamp(now)
+		}
+		q := `UPDATE incidents SET status = ?, updated_at = ?, resolved_at = ? WHERE id = ?`
+		args := []any{status, store.Timestamp(now), resolved, id}
+		if status == StatusResolved || status == StatusFalsePositive || status == StatusExpected {
+			q = `UPDATE incidents SET status = ?, updated_at = ?, resolved_at = ?, resolution = ? WHERE id = ?`
+			args = []any{status, store.Timestamp(now), resolved, note, id}
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("set incident %d status: %w", id, err)
+		}
+		return AddEventTx(ctx, tx, id, now, "status", actor, fmt.Sprintf("%s → %s: %s", cur.Status, status, note))
+	})
+	if err != nil {
+		return Incident{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// RecordDiagnosis stores the diagnosis (JSON) and its one-line cause on the incident.
+func (s *Store) RecordDiagnosis(ctx context.Context, id int64, diagnosisJSON, cause, actor string) error {
+	now := s.now().UTC()
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET diagnosis = ?, cause = ?, updated_at = ?,
+			status = CASE WHEN status = 'open' THEN 'investigating' ELSE status END WHERE id = ?`, diagnosisJSON, cause, store.Timestamp(now), id); err != nil {
+			return fmt.Errorf("record diagnosis of incident %d: %w", id, err)
+		}
+		return AddEventTx(ctx, tx, id, now, "diagnosed", actor, cause)
+	})
+}
+
+// Diagnosis returns the stored diagnosis JSON ("" when none).
+func (s *Store) Diagnosis(ctx context.Context, id int64) (string, error) {
+	var d string
+	err := s.st.DB.QueryRowContext(ctx, `SELECT diagnosis FROM incidents WHERE id = ?`, id).Scan(&d)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("no incident #%d", id)
+	}
+	return d, err
+}
+
+// SetDomainAndSeverity records what the blast radius decided.
+func (s *Store) SetDomainAndSeverity(ctx context.Context, id int64, domain, severity, actor, why string) error {
+	now := s.now().UTC()
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET domain = ?, severity = ?, updated_at = ? WHERE id = ?`, domain, severity, store.Timestamp(now), id); err != nil {
+			return err
+		}
+		return AddEventTx(ctx, tx, id, now, "severity", actor, severity+": "+why)
+	})
+}
+
+// Get returns one incident with its timeline.
+func (s *Store) Get(ctx context.Context, id int64) (Incident, error) {
+	is, err := s.query(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return Incident{}, err
+	}
+	if len(is) == 0 {
+		return Incident{}, fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
+	}
+	inc := is[0]
+	rows, err := s.st.DB.QueryContext(ctx, `SELECT at, kind, actor, detail FROM incident_events WHERE incident_id = ? ORDER BY at, id`, id)
+	if err != nil {
+		return Incident{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		var at string
+		if err := rows.Scan(&at, &e.Kind, &e.Actor, &e.Detail); err != nil {
+			return Incident{}, err
+		}
+		if e.At, err = store.ParseTimestamp(at); err != nil {
+			return Incident{}, err
+		}
+		inc.Events = append(inc.Events, e)
+	}
+	return inc, rows.Err()
+}
+
+// Query selects incidents for history. Empty fields do not filter.
+type Query struct {
+	Assets      []string  // any of these assets (e.g. every asset on a lineage path)
+	Domain      string
+	FailureMode string
+	Status      string // a status, or "open" / "closed" for the groups
+	Since       time.Time
+	Limit       int
+}
+
+// History returns incidents matching q, newest first.
+func (s *Store) History(ctx context.Context, q Query) ([]Incident, error) {
+	var where []string
+	var args []any
+	if len(q.Assets) > 0 {
+		where = append(where, "asset IN ("+placeholders(q.Assets)+")")
+		args = append(args, anyList(q.Assets)...)
+	}
+	if q.Domain != "" {
+		where = append(where, "domain = ?")
+		args = append(args, q.Domain)
+	}
+	if q.FailureMode != "" {
+		where = append(where, "failure_mode = ?")
+		args = append(args, q.FailureMode)
+	}
+	switch q.Status {
+	case "":
+	case "open":
+		where = append(where, "status IN ("+placeholders(openStatuses)+")")
+		args = append(args, anyList(openStatuses)...)
+	case "closed":
+		where = append(where, "status IN ("+placeholders(closedStatuses)+")")
+		args = append(args, anyList(closedStatuses)...)
+	default:
+		where = append(where, "status = ?")
+		args = append(args, q.Status)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "opened_at >= ?")
+		args = append(args, store.Timestamp(q.Since))
+	}
+	limit := q.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 50
+	}
+	clause := ""
+	if len(where) > 0 {
+		clause = "WHERE " + strings.Join(where, " AND ")
+	}
+	return s.query(ctx, clause+fmt.Sprintf(" ORDER BY opened_at DESC, id DESC LIMIT %d", limit), args...)
+}
+
+func (s *Store) query(ctx context.Context, where string, args ...any) ([]Incident, error) {
+	rows, err := s.st.DB.QueryContext(ctx, `SELECT id, asset, failure_mode, status, severity, domain, opened_at, updated_at,
+		COALESCE(resolved_at, ''), summary, occurrences, cause, resolution FROM incidents `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read incidents: %w", err)
+	}
+	defer rows.Close()
+	var out []Incident
+	for rows.Next() {
+		var i Incident
+		var opened, updated, resolved string
+		if err := rows.Scan(&i.ID, &i.Asset, &i.FailureMode, &i.Status, &i.Severity, &i.Domain, &opened, &updated, &resolved,
+			&i.Summary, &i.Occurrences, &i.Cause, &i.Resolution); err != nil {
+			return nil, err
+		}
+		if i.OpenedAt, err = store.ParseTimestamp(opened); err != nil {
+			return nil, err
+		}
+		if i.UpdatedAt, err = store.ParseTimestamp(updated); err != nil {
+			return nil, err
+		}
+		if resolved != "" {
+			t, err := store.ParseTimestamp(resolved)
+			if err != nil {
+				return nil, err
+			}
+			i.ResolvedAt = &t
+		}
+		out = append(out, i)
+	}
+	return out, rows.Err()
+}
+
+func placeholders[T any](v []T) string { return strings.TrimSuffix(strings.Repeat("?, ", len(v)), ", ") }
+
+func anyList(v []string) []any {
+	out := make([]any, len(v))
+	for i, s := range v {
+		out[i] = s
+	}
+	return out
+}
