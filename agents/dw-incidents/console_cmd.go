@@ -9,7 +9,6 @@ import (
 
 	"github.com/dataworkers/dw/pkg/console"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/receipts"
 )
 
 // consoleCommand serves the approver's web page on loopback until interrupted.
@@ -30,13 +29,7 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage
 	}
-	st, _ := env.Store.Get(ctx)
-	key, err := receipts.LoadOrCreateKey(receipts.KeyPath(st.Path()))
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
-	}
-	chain, err := receipts.Open(ctx, st, key, env.Now)
+	chain, err := receiptChain(ctx, env)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage

@@ -6,6 +6,7 @@ import (
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/notify"
+	"github.com/dataworkers/dw/pkg/receipts"
 )
 
 // approvalService opens the store and builds the approvals service (on first use, not at start-up).
@@ -23,4 +24,17 @@ func approvalService(ctx context.Context, env *mcpkit.Env) (*approvals.Service, 
 		n = slack
 	}
 	return approvals.New(st, env.Config, env.Now, n), nil
+}
+
+// receiptChain opens the receipt chain, with its key beside the store.
+func receiptChain(ctx context.Context, env *mcpkit.Env) (*receipts.Chain, error) {
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, err := receipts.LoadOrCreateKey(receipts.KeyPath(st.Path()))
+	if err != nil {
+		return nil, err
+	}
+	return receipts.Open(ctx, st, key, env.Now)
 }

@@ -15,5 +15,7 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 		getIncidentHistory(env),
 		requestApproval(env),
 		getApprovalStatus(env),
+		getReceipt(env),
+		verifyReceipts(env),
 	}
 }

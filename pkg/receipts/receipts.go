@@ -219,7 +219,9 @@ type Problem struct {
 
 // Verification is the result of walking the whole chain.
 type Verification struct {
-	OK       bool      `json:"ok"`
+	OK bool `json:"ok"`
+	// Failed is !OK, so `dw-incidents call verify_receipts` exits 1 on tampering.
+	Failed   bool      `json:"failed"`
 	Receipts int64     `json:"receipts"`
 	Problems []Problem `json:"problems"`
 }
@@ -264,5 +266,6 @@ func (c *Chain) Verify(ctx context.Context) (Verification, error) {
 		bad(count, "the newest receipt is not the chain head (receipts after #%d were removed)", rows[len(rows)-1].Seq)
 	}
 	v.OK = len(v.Problems) == 0
+	v.Failed = !v.OK
 	return v, nil
 }

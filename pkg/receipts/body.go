@@ -1,0 +1,158 @@
+package receipts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Body is what a receipt records, in the order an auditor reads it.
+type Body struct {
+	Incident     IncidentSummary `json:"incident"`
+	Cause        string          `json:"cause"`
+	Evidence     []Evidence      `json:"evidence"`
+	Proposals    []Proposal      `json:"proposals"`
+	Approvals    []Approval      `json:"approvals"`
+	Actions      []Action        `json:"actions"`
+	ChecksBefore []Check         `json:"checks_before"`
+	ChecksAfter  []Check         `json:"checks_after"`
+	Undo         []string        `json:"undo"`
+	Outcome      string          `json:"outcome"`
+}
+
+// IncidentSummary identifies the incident.
+type IncidentSummary struct {
+	ID          int64      `json:"id"`
+	Asset       string     `json:"asset"`
+	FailureMode string     `json:"failure_mode"`
+	Severity    string     `json:"severity"`
+	Summary     string     `json:"summary"`
+	OpenedAt    time.Time  `json:"opened_at"`
+	ResolvedAt  *time.Time `json:"resolved_at,omitempty"`
+}
+
+// Evidence is one fact the diagnosis rests on, with where it came from.
+type Evidence struct {
+	Kind   string `json:"kind"`
+	Source string `json:"source"`
+	Detail string `json:"detail"`
+}
+
+// Proposal is one step of the plan.
+type Proposal struct {
+	Class    string `json:"class"`
+	Target   string `json:"target"`
+	Title    string `json:"title"`
+	Executor string `json:"executor"`
+}
+
+// Approval is one decision by a named person.
+type Approval struct {
+	RequestID     int64      `json:"request_id"`
+	Class         string     `json:"class"`
+	Title         string     `json:"title"`
+	PayloadSHA256 string     `json:"payload_sha256"`
+	Status        string     `json:"status"`
+	DecidedBy     string     `json:"decided_by,omitempty"`
+	DecidedAt     *time.Time `json:"decided_at,omitempty"`
+}
+
+// Action is one executed or handed-over action.
+type Action struct {
+	ID     int64  `json:"id"`
+	Class  string `json:"class"`
+	Target string `json:"target"`
+	Status string `json:"status"`
+	Result string `json:"result"`
+	Undo   string `json:"undo"`
+}
+
+// Check is one metric as measured before or after the fix.
+type Check struct {
+	At      time.Time `json:"at"`
+	Asset   string    `json:"asset"`
+	Metric  string    `json:"metric"`
+	Subject string    `json:"subject,omitempty"`
+	Value   float64   `json:"value"`
+	Status  string    `json:"status"`
+	Why     string    `json:"why,omitempty"`
+}
+
+// DecodeBody reads a stored receipt's body.
+func DecodeBody(r Receipt) (Body, error) {
+	var b Body
+	if err := json.Unmarshal(r.Body, &b); err != nil {
+		return Body{}, fmt.Errorf("receipt #%d: %w", r.Seq, err)
+	}
+	return b, nil
+}
+
+// Markdown renders a receipt for people: the same facts as the JSON, nothing added.
+func Markdown(r Receipt, b Body) string {
+	var s strings.Builder
+	ts := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+	fmt.Fprintf(&s, "# Receipt #%d — incident #%d\n\n", r.Seq, b.Incident.ID)
+	fmt.Fprintf(&s, "- **Asset:** `%s`\n- **Failure:** %s (%s)\n- **Severity:** %s\n- **Opened:** %s\n",
+		b.Incident.Asset, b.Incident.Summary, b.Incident.FailureMode, b.Incident.Severity, ts(b.Incident.OpenedAt))
+	if b.Incident.ResolvedAt != nil {
+		fmt.Fprintf(&s, "- **Resolved:** %s\n", ts(*b.Incident.ResolvedAt))
+	}
+	fmt.Fprintf(&s, "- **Outcome:** %s\n\n## Cause\n\n%s\n", b.Outcome, b.Cause)
+	if len(b.Evidence) > 0 {
+		s.WriteString("\n## Evidence\n\n")
+		for _, e := range b.Evidence {
+			fmt.Fprintf(&s, "- **%s** (%s): %s\n", e.Kind, e.Source, e.Detail)
+		}
+	}
+	if len(b.Proposals) > 0 {
+		s.WriteString("\n## Plan\n\n| # | Class | Target | Executed by | Proposal |\n|---|---|---|---|---|\n")
+		for i, p := range b.Proposals {
+			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s |\n", i+1, p.Class, p.Target, p.Executor, mdCell(p.Title))
+		}
+	}
+	if len(b.Approvals) > 0 {
+		s.WriteString("\n## Approvals\n\n| Request | Class | Decision | By | When | Payload SHA-256 |\n|---|---|---|---|---|---|\n")
+		for _, a := range b.Approvals {
+			when := ""
+			if a.DecidedAt != nil {
+				when = ts(*a.DecidedAt)
+			}
+			fmt.Fprintf(&s, "| #%d | %s | %s | %s | %s | `%s` |\n", a.RequestID, a.Class, a.Status, a.DecidedBy, when, a.PayloadSHA256)
+		}
+	}
+	if len(b.Actions) > 0 {
+		s.WriteString("\n## Actions\n\n| # | Class | Target | Result | Undo |\n|---|---|---|---|---|\n")
+		for _, a := range b.Actions {
+			fmt.Fprintf(&s, "| %d | %s | `%s` | %s: %s | %s |\n", a.ID, a.Class, a.Target, a.Status, mdCell(a.Result), mdCell(a.Undo))
+		}
+	}
+	for _, part := range []struct {
+		title  string
+		checks []Check
+	}{{"Checks before", b.ChecksBefore}, {"Checks after", b.ChecksAfter}} {
+		if len(part.checks) == 0 {
+			continue
+		}
+		fmt.Fprintf(&s, "\n## %s\n\n| When | Asset | Metric | Value | Status | Why |\n|---|---|---|---|---|---|\n", part.title)
+		for _, c := range part.checks {
+			metric := c.Metric
+			if c.Subject != "" {
+				metric += " (" + c.Subject + ")"
+			}
+			fmt.Fprintf(&s, "| %s | `%s` | %s | %g | %s | %s |\n", ts(c.At), c.Asset, metric, c.Value, c.Status, mdCell(c.Why))
+		}
+	}
+	if len(b.Undo) > 0 {
+		s.WriteString("\n## Undo\n\n")
+		for _, u := range b.Undo {
+			fmt.Fprintf(&s, "- %s\n", u)
+		}
+	}
+	fmt.Fprintf(&s, "\n---\nWritten %s · chain MAC `%s` (previous `%s`). `verify_receipts` checks the whole chain.\n", ts(r.CreatedAt), r.MAC, r.PrevMAC)
+	return s.String()
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}
