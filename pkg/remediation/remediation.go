@@ -59,6 +59,8 @@ type Action struct {
 type Backends struct {
 	Airflow  func() (*orchestrators.Airflow, error)
 	DBTCloud func() (*orchestrators.DBTCloud, error)
+	// RegisterSchema registers the approved payload's schema (dw-schema supplies it); nil elsewhere.
+	RegisterSchema func(ctx context.Context, payload map[string]any) (map[string]any, Undo, error)
 }
 
 // Executor runs approved actions.
@@ -224,7 +226,10 @@ func (e *Executor) dispatch(ctx context.Context, req approvals.Request) (map[str
 		return map[string]any{"job_id": job, "run_id": run.ID, "status": run.StatusHumanized, "href": run.Href},
 			Undo{Description: fmt.Sprintf("cancel dbt Cloud run %d while it is queued or running; a finished run is rebuilt by the next run", run.ID)}, nil
 	case config.ClassRegisterSchema:
-		return nil, Undo{}, errors.New("register_schema runs through dw-schema's register_stream_schema, which checks the same approval")
+		if e.backends.RegisterSchema == nil {
+			return nil, Undo{}, errors.New("register_schema runs through dw-schema's register_stream_schema, which checks the same approval")
+		}
+		return e.backends.RegisterSchema(ctx, p)
 	}
 	return nil, Undo{}, fmt.Errorf("class %s has no executor", req.Class)
 }
