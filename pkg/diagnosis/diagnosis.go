@@ -1,0 +1,339 @@
+// Package diagnosis ranks the candidate causes of an incident from observed evidence, by a stated
+// rule, never by constant confidences. The gathering (lineage, schema versions, statements,
+// connectors, Tableflow, topic samples, check history) happens elsewhere; this package only judges
+// what was observed, and says what could not be checked.
+//
+// The rule: every candidate is scored by how many independent kinds of evidence support it —
+//
+//	timing   the change happened within the look-back window before the onset of the failure
+//	lineage  the change touches a field or asset on the failing column's upstream lineage
+//	reader   a reader on that path is known to consume what changed (a statement pinned to the old
+//	         version that reads the removed field; a sink task of the failing table)
+//	mode     the kind of change explains the kind of failure (a removed field → nulls; a stopped
+//	         statement → staleness or missing volume; a retyped field → any value check)
+//	data     the data shows it (the new version's share of recent records, the field's null rate)
+//
+// — and ties are broken by the time from the change to the onset (closer first), then by lineage
+// distance (nearer first). A candidate without lineage evidence is never ranked above one with it.
+// When nothing upstream changed, the answer says so instead of blaming the deepest node.
+package diagnosis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Evidence kinds, in the order they are listed.
+const (
+	KindTiming  = "timing"
+	KindLineage = "lineage"
+	KindReader  = "reader"
+	KindMode    = "mode"
+	KindData    = "data"
+)
+
+// Failure modes the checks produce.
+const (
+	ModeNullRate   = "null_rate"
+	ModeVolume     = "volume"
+	ModeFreshness  = "freshness"
+	ModeUniqueness = "uniqueness"
+	ModeCustom     = "custom"
+)
+
+// FieldChange is one field-level change of a schema version.
+type FieldChange struct {
+	Path string `json:"path"`
+	// Change is removed, renamed, type_changed, nullability_changed, added or default_changed.
+	Change string `json:"change"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Reader is a consumer of a subject known from the graph.
+type Reader struct {
+	URN string `json:"urn"`
+	// PinnedVersion is the schema version the reader was created against (Flink statements), 0 if unknown.
+	PinnedVersion int `json:"pinned_version,omitempty"`
+	// ReadsFields are the changed fields this reader reads.
+	ReadsFields []string `json:"reads_fields,omitempty"`
+	// Expression is how it reads them, e.g. SUM(response_bytes).
+	Expression string `json:"expression,omitempty"`
+	SelectStar bool   `json:"select_star,omitempty"`
+}
+
+// SchemaChange is a registered version first seen near the onset.
+type SchemaChange struct {
+	Subject   string        `json:"subject"`
+	Version   int           `json:"version"`
+	FirstSeen time.Time     `json:"first_seen"`
+	Changes   []FieldChange `json:"changes"`
+	// OnPath lists the changed fields that lie on the failing column's upstream lineage.
+	OnPath []string `json:"on_path"`
+	// SubjectUpstream is true when the subject is upstream of the failing asset at table level
+	// (field-level lineage unknown); OnPath, when set, is the stronger evidence.
+	SubjectUpstream bool `json:"subject_upstream"`
+	// Distance is the number of lineage hops from the failing asset to the subject.
+	Distance int      `json:"distance"`
+	Readers  []Reader `json:"readers"`
+	// NewVersionShare is the share of recent records written with this version (from a topic sample), -1 if unknown.
+	NewVersionShare float64 `json:"new_version_share"`
+	// FieldNullRate is the null rate of the failing field's source in recent records, -1 if unknown.
+	FieldNullRate float64 `json:"field_null_rate"`
+}
+
+// ComponentState is a connector task, a Flink statement or a Tableflow topic on the path.
+type ComponentState struct {
+	URN string `json:"urn"`
+	// Kind is connector, statement or tableflow.
+	Kind string `json:"kind"`
+	// State is the backend's word: FAILED, STOPPED, DEGRADED, PAUSED, RUNNING, SUSPENDED…
+	State    string    `json:"state"`
+	Detail   string    `json:"detail,omitempty"`
+	Since    time.Time `json:"since,omitempty"`
+	Distance int       `json:"distance"`
+}
+
+// Input is everything observed about one incident.
+type Input struct {
+	FailureMode string    `json:"failure_mode"`
+	Column      string    `json:"column,omitempty"`
+	Onset       time.Time `json:"onset"`
+	// LookBack bounds "near the onset" (default 24h).
+	LookBack      time.Duration    `json:"look_back"`
+	SchemaChanges []SchemaChange   `json:"schema_changes"`
+	Components    []ComponentState `json:"components"`
+	// Unchecked names what could not be looked at, and why (a backend not configured…).
+	Unchecked []string `json:"unchecked"`
+	// PathKnown is false when the graph has no upstream lineage for the failing asset.
+	PathKnown bool `json:"path_known"`
+}
+
+// Candidate is one possible cause with the evidence behind it.
+type Candidate struct {
+	Cause    string   `json:"cause"`
+	Kind     string   `json:"kind" jsonschema:"schema_change, component_failure or none_upstream"`
+	Source   string   `json:"source"`
+	Evidence []string `json:"evidence"`
+	// Supports lists the evidence kinds present: timing, lineage, reader, mode, data.
+	Supports []string `json:"supports"`
+	Score    int      `json:"score" jsonschema:"The number of independent kinds of evidence (0-5)"`
+	lag      time.Duration
+	distance int
+}
+
+// Rule is the ranking rule, stated in every diagnosis.
+const Rule = "Ranked by the number of independent kinds of evidence (timing, lineage, reader, mode, data), " +
+	"then by the time from the change to the onset, then by lineage distance; a cause without lineage evidence never outranks one with it."
+
+// Result is the ranked diagnosis.
+type Result struct {
+	Candidates []Candidate `json:"candidates"`
+	Rule       string      `json:"rule"`
+	// Conclusion is one sentence: the top cause, or that nothing upstream changed.
+	Conclusion string   `json:"conclusion"`
+	Unchecked  []string `json:"unchecked"`
+}
+
+// Rank judges the observations.
+func Rank(in Input) Result {
+	if in.LookBack <= 0 {
+		in.LookBack = 24 * time.Hour
+	}
+	var cands []Candidate
+	for _, sc := range in.SchemaChanges {
+		cands = append(cands, judgeSchema(in, sc))
+	}
+	for _, c := range in.Components {
+		if cand, ok := judgeComponent(in, c); ok {
+			cands = append(cands, cand)
+		}
+	}
+	// Drop candidates nothing supports beyond timing alone.
+	kept := cands[:0]
+	for _, c := range cands {
+		if c.Score >= 2 || has(c.Supports, KindLineage) {
+			kept = append(kept, c)
+		}
+	}
+	cands = kept
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if la, lb := has(a.Supports, KindLineage), has(b.Supports, KindLineage); la != lb {
+			return la
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.lag != b.lag {
+			return a.lag < b.lag
+		}
+		return a.distance < b.distance
+	})
+	res := Result{Candidates: cands, Rule: Rule, Unchecked: in.Unchecked}
+	if res.Unchecked == nil {
+		res.Unchecked = []string{}
+	}
+	switch {
+	case len(cands) == 0 && !in.PathKnown:
+		res.Candidates = []Candidate{}
+		res.Conclusion = "No upstream lineage is known for this asset, so no upstream cause can be named; import the lineage (sync_catalog, import_dbt_manifest) and diagnose again."
+	case len(cands) == 0:
+		res.Candidates = []Candidate{{Cause: "No upstream change was found on the lineage path near the onset", Kind: "none_upstream",
+			Evidence: []string{fmt.Sprintf("no schema version, connector, statement or Tableflow change upstream within %s before the onset", in.LookBack)}, Supports: []string{}}}
+		res.Conclusion = "Nothing upstream changed near the onset: look at the asset itself (its load job, its own SQL, or the source data), not at the deepest upstream node."
+	default:
+		top := cands[0]
+		res.Conclusion = fmt.Sprintf("Most likely: %s (%d of 5 kinds of evidence: %s).", top.Cause, top.Score, strings.Join(top.Supports, ", "))
+	}
+	if len(in.Unchecked) > 0 {
+		res.Conclusion += " Not checked: " + strings.Join(in.Unchecked, "; ") + "."
+	}
+	return res
+}
+
+func judgeSchema(in Input, sc SchemaChange) Candidate {
+	c := Candidate{Kind: "schema_change", Source: fmt.Sprintf("schema:%s v%d", sc.Subject, sc.Version), distance: sc.Distance}
+	var what []string
+	for _, ch := range sc.Changes {
+		if ch.Change != "added" {
+			what = append(what, ch.Change+" "+ch.Path)
+		}
+	}
+	c.Cause = fmt.Sprintf("%s v%d %s", sc.Subject, sc.Version, strings.Join(what, ", "))
+	if len(what) == 0 {
+		c.Cause = fmt.Sprintf("%s v%d (only additions)", sc.Subject, sc.Version)
+	}
+	c.lag = in.Onset.Sub(sc.FirstSeen)
+	if !sc.FirstSeen.After(in.Onset) && c.lag <= in.LookBack {
+		c.Supports = append(c.Supports, KindTiming)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("v%d was first seen %s, %s before the onset at %s",
+			sc.Version, sc.FirstSeen.UTC().Format("15:04 MST"), c.lag.Round(time.Minute), in.Onset.UTC().Format("15:04 MST")))
+	}
+	switch {
+	case len(sc.OnPath) > 0:
+		c.Supports = append(c.Supports, KindLineage)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s lies on the upstream lineage of %s (%d hops)", strings.Join(sc.OnPath, ", "), orAsset(in.Column), sc.Distance))
+	case sc.SubjectUpstream:
+		c.Supports = append(c.Supports, KindLineage)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s is upstream of %s at table level (%d hops; field-level lineage unknown)", sc.Subject, orAsset(in.Column), sc.Distance))
+	}
+	for _, r := range sc.Readers {
+		if len(r.ReadsFields) == 0 && !r.SelectStar {
+			continue
+		}
+		pinned := ""
+		if r.PinnedVersion > 0 && r.PinnedVersion < sc.Version {
+			pinned = fmt.Sprintf(", pinned to v%d", r.PinnedVersion)
+		}
+		how := strings.Join(r.ReadsFields, ", ")
+		if r.Expression != "" {
+			how = r.Expression
+		}
+		if r.SelectStar {
+			how += " (SELECT *, expanded against its creation version)"
+		}
+		if !has(c.Supports, KindReader) {
+			c.Supports = append(c.Supports, KindReader)
+		}
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s reads %s%s", r.URN, how, pinned))
+	}
+	if relevant := relevantChanges(sc); schemaExplains(in.FailureMode, relevant) {
+		c.Supports = append(c.Supports, KindMode)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s explains a %s failure", changeWords(relevant), in.FailureMode))
+	}
+	var data []string
+	if sc.NewVersionShare >= 0 && sc.NewVersionShare > 0 {
+		data = append(data, fmt.Sprintf("v%d is %.0f%% of recent records", sc.Version, sc.NewVersionShare*100))
+	}
+	if sc.FieldNullRate > 0 {
+		data = append(data, fmt.Sprintf("the source field is null in %.0f%% of recent records", sc.FieldNullRate*100))
+	}
+	if len(data) > 0 {
+		c.Supports = append(c.Supports, KindData)
+		c.Evidence = append(c.Evidence, strings.Join(data, "; "))
+	}
+	c.Score = len(c.Supports)
+	return c
+}
+
+// relevantChanges are the changes that can reach the failing column: those on its field-level path,
+// or all of them when only table-level lineage links the subject; none when the subject is unrelated.
+func relevantChanges(sc SchemaChange) []FieldChange {
+	var out []FieldChange
+	for _, ch := range sc.Changes {
+		if has(sc.OnPath, ch.Path) || (len(sc.OnPath) == 0 && sc.SubjectUpstream) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+func schemaExplains(mode string, changes []FieldChange) bool {
+	for _, ch := range changes {
+		switch ch.Change {
+		case "removed", "renamed", "nullability_changed":
+			if mode == ModeNullRate || mode == ModeCustom {
+				return true
+			}
+		case "type_changed":
+			return mode != ModeFreshness
+		}
+	}
+	return false
+}
+
+func changeWords(changes []FieldChange) string {
+	var ws []string
+	for _, ch := range changes {
+		ws = append(ws, strings.ReplaceAll(ch.Change, "_", " ")+" field "+ch.Path)
+	}
+	return strings.Join(ws, " and ")
+}
+
+func judgeComponent(in Input, cs ComponentState) (Candidate, bool) {
+	state := strings.ToUpper(cs.State)
+	switch state {
+	case "FAILED", "FAILING", "STOPPED", "DEGRADED", "PAUSED", "SUSPENDED", "UNASSIGNED":
+	default:
+		return Candidate{}, false
+	}
+	c := Candidate{Kind: "component_failure", Source: cs.URN, distance: cs.Distance, Cause: fmt.Sprintf("%s %s is %s", cs.Kind, cs.URN, state)}
+	c.Supports = append(c.Supports, KindLineage)
+	c.Evidence = append(c.Evidence, fmt.Sprintf("%s is on the upstream path (%d hops)", cs.URN, cs.Distance))
+	if !cs.Since.IsZero() {
+		c.lag = in.Onset.Sub(cs.Since)
+		if !cs.Since.After(in.Onset) && c.lag <= in.LookBack {
+			c.Supports = append(c.Supports, KindTiming)
+			c.Evidence = append(c.Evidence, fmt.Sprintf("%s since %s, %s before the onset", state, cs.Since.UTC().Format("15:04 MST"), c.lag.Round(time.Minute)))
+		}
+	}
+	if cs.Detail != "" {
+		c.Supports = append(c.Supports, KindData)
+		c.Evidence = append(c.Evidence, cs.Detail)
+	}
+	switch in.FailureMode {
+	case ModeFreshness, ModeVolume:
+		c.Supports = append(c.Supports, KindMode)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s %s stops new rows: explains a %s failure", strings.ToLower(state), cs.Kind, in.FailureMode))
+	}
+	c.Score = len(c.Supports)
+	return c, true
+}
+
+func orAsset(col string) string {
+	if col == "" {
+		return "the failing asset"
+	}
+	return col
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
