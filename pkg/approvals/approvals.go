@@ -426,12 +426,8 @@ func (s *Service) query(ctx context.Context, where string, args ...any) ([]Reque
 		if r.ExpiresAt, err = store.ParseTimestamp(expAt); err != nil {
 			return nil, err
 		}
-		if decAt != "" {
-			t, err := store.ParseTimestamp(decAt)
-			if err != nil {
-				return nil, err
-			}
-			r.DecidedAt = &t
+		if r.DecidedAt, err = store.ParseOptionalTimestamp(decAt); err != nil {
+			return nil, err
 		}
 		if c, ok := s.cfg.Class(r.Class); ok {
 			r.Executor = c.Executor

@@ -308,12 +308,8 @@ func (s *Store) query(ctx context.Context, where string, args ...any) ([]Inciden
 		if i.UpdatedAt, err = store.ParseTimestamp(updated); err != nil {
 			return nil, err
 		}
-		if resolved != "" {
-			t, err := store.ParseTimestamp(resolved)
-			if err != nil {
-				return nil, err
-			}
-			i.ResolvedAt = &t
+		if i.ResolvedAt, err = store.ParseOptionalTimestamp(resolved); err != nil {
+			return nil, err
 		}
 		out = append(out, i)
 	}

@@ -134,6 +134,18 @@ func Timestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000000000Z")
 }
 
+// ParseOptionalTimestamp reads a nullable time column ("" for NULL) as nil or a time.
+func ParseOptionalTimestamp(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := ParseTimestamp(s)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // ParseTimestamp reads a value written by Timestamp.
 func ParseTimestamp(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
