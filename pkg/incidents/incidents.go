@@ -236,7 +236,7 @@ func (s *Store) Get(ctx context.Context, id int64) (Incident, error) {
 
 // Query selects incidents for history. Empty fields do not filter.
 type Query struct {
-	Assets      []string  // any of these assets (e.g. every asset on a lineage path)
+	Assets      []string // any of these assets (e.g. every asset on a lineage path)
 	Domain      string
 	FailureMode string
 	Status      string // a status, or "open" / "closed" for the groups
@@ -316,7 +316,9 @@ func (s *Store) query(ctx context.Context, where string, args ...any) ([]Inciden
 	return out, rows.Err()
 }
 
-func placeholders[T any](v []T) string { return strings.TrimSuffix(strings.Repeat("?, ", len(v)), ", ") }
+func placeholders[T any](v []T) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", len(v)), ", ")
+}
 
 func anyList(v []string) []any {
 	out := make([]any, len(v))
