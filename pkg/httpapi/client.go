@@ -75,7 +75,10 @@ type Error struct {
 	StatusCode int
 	Status     string
 	// Message is the server's explanation, taken from the usual JSON error fields or the body text.
-	Message   string
+	Message string
+	// Code is the API's own error code when the body carries one (Schema Registry and Kafka
+	// Connect "error_code", e.g. 40401), else 0.
+	Code      int
 	ConfigKey string
 }
 
@@ -188,7 +191,7 @@ func (c *Client) once(ctx context.Context, method, target, path, contentType str
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		apiErr := &Error{API: c.Name, Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status,
-			Message: errorMessage(data), ConfigKey: c.ConfigKey}
+			Message: errorMessage(data), Code: errorCode(data), ConfigKey: c.ConfigKey}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return true, retryAfterError{apiErr, retryAfter(resp.Header.Get("Retry-After"))}
 		}
@@ -286,6 +289,15 @@ func errorMessage(body []byte) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// errorCode reads an integer "error_code" from a JSON error body (0 when absent).
+func errorCode(body []byte) int {
+	var v struct {
+		ErrorCode int `json:"error_code"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.ErrorCode
 }
 
 // scrubURLError drops the URL (which may carry a query token) from a transport error.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -91,8 +92,11 @@ func TestClientErrorsAreNotRetriedAndCarryTheServerMessage(t *testing.T) {
 		if calls.Load() != 1 {
 			t.Errorf("%d: retried %d times", tc.status, calls.Load())
 		}
-		if tc.status == 404 && !IsNotFound(err) {
-			t.Error("IsNotFound false for 404")
+		if tc.status == 404 {
+			var e *Error
+			if !IsNotFound(err) || !errors.As(err, &e) || e.Code != 404 {
+				t.Errorf("404: IsNotFound=%v code=%v", IsNotFound(err), e)
+			}
 		}
 	}
 }
