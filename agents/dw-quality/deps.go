@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/quality"
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// deps holds what the tools share: the env and a warehouse pool opened on first use (building
+// tools must not connect anywhere; `tools` lists them without a warehouse).
+type deps struct {
+	env *mcpkit.Env
+
+	mu sync.Mutex
+	wh *warehouse.DB
+}
+
+func newDeps(env *mcpkit.Env) *deps { return &deps{env: env} }
+
+func (d *deps) now() time.Time {
+	if d.env.Now != nil {
+		return d.env.Now()
+	}
+	return time.Now()
+}
+
+func (d *deps) warehouse() (*warehouse.DB, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.wh != nil {
+		return d.wh, nil
+	}
+	if d.env.Config.Warehouse == nil {
+		return nil, fmt.Errorf("warehouse is not configured: set warehouse.engine and warehouse.dsn in %s (see configs/confluent-cloud.example.yaml)", d.env.Config.Source)
+	}
+	wh, err := warehouse.Connect(d.env.Config.Warehouse)
+	if err != nil {
+		return nil, err
+	}
+	d.wh = wh
+	return wh, nil
+}
+
+func (d *deps) history(ctx context.Context) (*quality.History, error) {
+	st, err := d.env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return quality.NewHistory(st), nil
+}
+
+func (d *deps) checker(ctx context.Context) (*quality.Checker, *quality.History, error) {
+	wh, err := d.warehouse()
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := d.history(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return quality.NewChecker(wh, h, d.now), h, nil
+}
+
+// incidentPolicy opens incidents when asked explicitly, else when the asset's domain (the
+// monitor's, or the first whose patterns match) has autonomy L1 or higher: L1 observe includes
+// opening incidents; L0 only answers questions.
+func (d *deps) incidentPolicy(explicit *bool, domain string) func(asset string) bool {
+	return func(asset string) bool {
+		if explicit != nil {
+			return *explicit
+		}
+		return quality.DomainFor(d.env.Config.Domains, domain, asset).Level >= 1
+	}
+}
+
+func progress(ctx context.Context) func(done, total int, msg string) {
+	return func(done, total int, msg string) {
+		mcpkit.ReportProgress(ctx, float64(done), float64(total), msg)
+	}
+}

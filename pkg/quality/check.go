@@ -1,0 +1,566 @@
+package quality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// Check names one kind of check.
+type Check string
+
+// The checks run_quality_check knows.
+const (
+	NullRate   Check = "null_rate"
+	Volume     Check = "volume"
+	Uniqueness Check = "uniqueness"
+	Freshness  Check = "freshness"
+	Custom     Check = "custom"
+)
+
+// AllChecks in the order results are reported.
+var AllChecks = []Check{Volume, Freshness, NullRate, Uniqueness, Custom}
+
+// ParseChecks validates check names; empty means all.
+func ParseChecks(names []string) ([]Check, error) {
+	if len(names) == 0 {
+		return AllChecks, nil
+	}
+	var out []Check
+	for _, n := range names {
+		c := Check(strings.ToLower(strings.TrimSpace(n)))
+		if !slices.Contains(AllChecks, c) {
+			return nil, fmt.Errorf("check %q is unknown; use null_rate, volume, uniqueness, freshness or custom", n)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Assertion is a custom SQL rule: a query selecting the rows that violate it. It passes when the
+// query returns no rows. {{window_start}} and {{window_end}} are replaced by bound values.
+type Assertion struct {
+	Name string `json:"name" jsonschema:"Short name, e.g. egress_not_negative"`
+	SQL  string `json:"sql" jsonschema:"SELECT returning the violating rows, e.g. SELECT * FROM usage_hourly WHERE egress_bytes < 0"`
+}
+
+// Request is one run of checks on one table.
+type Request struct {
+	Table           string
+	TimestampColumn string
+	Window          Window
+	Checks          []Check
+	// Columns limits the null-rate check (default: every column).
+	Columns []string
+	// KeyColumns is the key whose uniqueness is checked (one key, possibly composite).
+	KeyColumns []string
+	Assertions []Assertion
+	// MaxFreshnessLag, when set, fails freshness beyond it whatever the history says.
+	MaxFreshnessLag time.Duration
+	// Monitor is the config monitor this run belongs to ("" for ad-hoc runs).
+	Monitor string
+	// OpenIncidents decides, given the table's asset URN, whether failures open (or join) an
+	// incident per failing check kind; nil never opens one. Callers decide from the domain's
+	// autonomy or an explicit request.
+	OpenIncidents func(asset string) bool
+	// Progress, when set, is told after each warehouse query.
+	Progress func(done, total int, message string)
+}
+
+// Result is one metric's verdict.
+type Result struct {
+	Check   string  `json:"check"`
+	Metric  string  `json:"metric" jsonschema:"null_rate, rows_per_hour, freshness_lag_seconds, duplicate_rows or violating_rows"`
+	Subject string  `json:"subject,omitempty" jsonschema:"The column, key or assertion the metric is about"`
+	Value   float64 `json:"value"`
+	Unit    string  `json:"unit" jsonschema:"ratio, rows/hour, seconds or rows"`
+	// Baseline is what earlier runs say; nil when the metric is a rule (duplicates, custom SQL,
+	// NOT NULL) or history is still too short.
+	Baseline     *Baseline `json:"baseline,omitempty"`
+	ExpectedLow  *float64  `json:"expected_low,omitempty"`
+	ExpectedHigh *float64  `json:"expected_high,omitempty"`
+	Status       Status    `json:"status" jsonschema:"pass, warn or fail"`
+	Why          string    `json:"why" jsonschema:"One sentence: the value against its baseline or rule"`
+	SQL          string    `json:"sql" jsonschema:"The query that measured it (or the constraint that made a query unnecessary)"`
+	// Sample holds up to warehouse.max_sample_rows offending rows for a warn or fail.
+	Sample    *warehouse.Rows `json:"sample,omitempty"`
+	SampleSQL string          `json:"sample_sql,omitempty"`
+	// Volume details.
+	Rows       *int64      `json:"rows,omitempty"`
+	Hours      []HourCount `json:"hours,omitempty" jsonschema:"Rows per hour bucket (newest 168 at most)"`
+	EmptyHours *int        `json:"empty_hours,omitempty" jsonschema:"Complete hours inside the window without a row"`
+	// Freshness detail.
+	Newest *time.Time `json:"newest,omitempty"`
+
+	recorded bool
+}
+
+// HourCount is one hour bucket of a volume check.
+type HourCount struct {
+	Hour time.Time `json:"hour"`
+	Rows int64     `json:"rows"`
+}
+
+// Report is the answer of a run.
+type Report struct {
+	Table           string        `json:"table"`
+	Asset           string        `json:"asset" jsonschema:"The table's URN in the context graph"`
+	Engine          string        `json:"engine"`
+	TimestampColumn string        `json:"timestamp_column,omitempty"`
+	Window          Window        `json:"window"`
+	Status          Status        `json:"status" jsonschema:"The worst result: pass, warn or fail"`
+	Failed          bool          `json:"failed" jsonschema:"true when any check failed (makes dw-quality call exit 1)"`
+	Summary         string        `json:"summary"`
+	Results         []Result      `json:"results"`
+	Queries         int           `json:"queries" jsonschema:"Warehouse queries this run sent (constraints answer some checks without one)"`
+	RunID           int64         `json:"run_id"`
+	Incidents       []IncidentRef `json:"incidents,omitempty"`
+	DurationMS      float64       `json:"duration_ms"`
+}
+
+// Checker runs checks against one warehouse and records them in the history.
+type Checker struct {
+	wh   *warehouse.DB
+	hist *History
+	now  func() time.Time
+}
+
+// NewChecker builds a checker; now is the clock every decision uses.
+func NewChecker(wh *warehouse.DB, hist *History, now func() time.Time) *Checker {
+	if now == nil {
+		now = time.Now
+	}
+	return &Checker{wh: wh, hist: hist, now: now}
+}
+
+// AssetURN names a resolved warehouse table the way the context graph does:
+// warehouse:<engine>/<database.schema.table> (SQLite has no database part).
+func AssetURN(engine warehouse.Engine, t warehouse.Table) string {
+	var parts []string
+	for _, p := range []string{t.Database, t.Schema, t.Name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return "warehouse:" + string(engine) + "/" + strings.Join(parts, ".")
+}
+
+// Run resolves the table, runs the checks in as few warehouse queries as the engine does best,
+// judges each metric against its baseline and records the run.
+func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
+	started := c.now()
+	checks := req.Checks
+	if len(checks) == 0 {
+		checks = AllChecks
+	}
+	ti, err := c.wh.Resolve(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	d := c.wh.Dialect
+	rep := &Report{
+		Table: ti.Ref().String(), Asset: AssetURN(d.Engine, ti.Table), Engine: string(d.Engine),
+		Window: req.Window, Results: []Result{},
+	}
+	p, err := c.plan(ctx, ti, req, checks, started)
+	if err != nil {
+		return nil, err
+	}
+	rep.TimestampColumn = p.tsName
+	if err := c.execute(ctx, p, req, rep, started); err != nil {
+		if c.hist != nil {
+			_ = c.hist.recordError(context.WithoutCancel(ctx), rep.Asset, req.Monitor, started, c.now(), req.Window, err)
+		}
+		return nil, err
+	}
+	c.summarise(rep)
+	rep.DurationMS = float64(c.now().Sub(started).Microseconds()) / 1000
+	if c.hist != nil {
+		open := req.OpenIncidents != nil && rep.Failed && req.OpenIncidents(rep.Asset)
+		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now()); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// execute runs the plan's queries and turns their answers into results.
+func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report, now time.Time) error {
+	total := p.queryCount()
+	done := 0
+	step := func(msg string) {
+		done++
+		rep.Queries++
+		total = max(total, done)
+		if req.Progress != nil {
+			req.Progress(done, total, msg)
+		}
+	}
+	var prof profile
+	if p.profile != nil {
+		if err := c.runProfile(ctx, p, &prof); err != nil {
+			return fmt.Errorf("profile %s: %w", rep.Table, err)
+		}
+		step("volume, null counts and newest timestamp")
+	}
+	if p.has(Volume) {
+		rep.Results = append(rep.Results, c.volumeResult(ctx, p, &prof, rep, now))
+	}
+	if p.has(Freshness) {
+		newest := prof.newest
+		sqlText := p.profileSQL()
+		if !p.freshFromProfile || newest == nil {
+			var raw any
+			if err := c.wh.QueryRow(ctx, p.fresh.sql, p.fresh.args, &raw); err != nil {
+				return fmt.Errorf("freshness of %s: %w", rep.Table, err)
+			}
+			step("freshness")
+			newest = nil
+			if raw != nil {
+				t, ok := warehouse.ParseTime(raw)
+				if !ok {
+					return fmt.Errorf("%w: freshness of %s: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, rep.Table, p.tsName, raw)
+				}
+				newest = &t
+			}
+			sqlText = p.fresh.sql
+		}
+		rep.Results = append(rep.Results, c.freshnessResult(ctx, p, newest, sqlText, rep, req, now))
+	}
+	if p.has(NullRate) {
+		for _, col := range p.nullCols {
+			r, err := c.nullResult(ctx, p, col, &prof, rep, now)
+			if err != nil {
+				return err
+			}
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	if p.has(Uniqueness) && p.dup != nil {
+		r, err := c.uniquenessResult(ctx, p, &prof, rep, step)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	if p.has(Custom) {
+		for _, a := range p.custom {
+			var n int64
+			if err := c.wh.QueryRow(ctx, a.count.sql, a.count.args, &n); err != nil {
+				return fmt.Errorf("assertion %s: %w", a.name, err)
+			}
+			step("assertion " + a.name)
+			r := Result{Check: string(Custom), Metric: "violating_rows", Subject: a.name, Value: float64(n), Unit: "rows",
+				SQL: a.count.sql, Status: Pass, recorded: true, ExpectedLow: ptr(0.0), ExpectedHigh: ptr(0.0)}
+			if n > 0 {
+				r.Status = Fail
+				r.Why = fmt.Sprintf("%s %s %s", countRows(n), plural(n, "violates", "violate"), a.name+" "+rep.Window.Label)
+				if err := c.sample(ctx, &r, a.sample); err != nil {
+					return err
+				}
+			} else {
+				r.Why = "no rows violate " + a.name + " " + rep.Window.Label
+			}
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	return nil
+}
+
+// profile is what the one-pass scan measured.
+type profile struct {
+	rows    int64
+	nonNull []int64
+	newest  *time.Time
+	hours   []HourCount
+}
+
+func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error {
+	prof.nonNull = make([]int64, len(p.scanCols))
+	rows, err := c.wh.QueryAll(ctx, p.profile.sql, p.profile.args, maxHourBuckets+1)
+	if err != nil {
+		return err
+	}
+	if len(rows.Rows) > maxHourBuckets {
+		return fmt.Errorf("the window spans more than %d hours with data: narrow it (since/until or window)", maxHourBuckets)
+	}
+	// Each row: hour_bucket, count(*), count(col) per scanned column, max(ts).
+	for _, r := range rows.Rows {
+		n := anyInt(r[1])
+		prof.rows += n
+		for i := range p.scanCols {
+			prof.nonNull[i] += anyInt(r[2+i])
+		}
+		if v := r[2+len(p.scanCols)]; v != nil {
+			t, ok := warehouse.ParseTime(v)
+			if !ok {
+				return fmt.Errorf("%w: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, p.tsName, v)
+			}
+			if prof.newest == nil || t.After(*prof.newest) {
+				prof.newest = &t
+			}
+		}
+		if t, ok := warehouse.ParseTime(r[0]); ok {
+			prof.hours = append(prof.hours, HourCount{Hour: t, Rows: n})
+		}
+	}
+	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })
+	return nil
+}
+
+// maxHourBuckets bounds the grouped scan's answer (about 11 years of hours).
+const maxHourBuckets = 100000
+
+// Policies per metric: null rates only alarm upwards and tolerate one percentage point of drift;
+// volume alarms both ways beyond 20 %; freshness alarms when later, with five minutes of slack.
+var (
+	nullPolicy   = Policy{MinPoints: 5, MaxPoints: 60, WarnZ: 3, FailZ: 5, AbsFloor: 0.01, Direction: UpIsBad}
+	volumePolicy = Policy{MinPoints: 5, MaxPoints: 60, WarnZ: 3, FailZ: 5, AbsFloor: 1, RelFloor: 0.2, Direction: Both}
+	lagPolicy    = Policy{MinPoints: 5, MaxPoints: 60, WarnZ: 3, FailZ: 5, AbsFloor: 300, RelFloor: 0.5, Direction: UpIsBad}
+)
+
+func (c *Checker) baseline(ctx context.Context, asset, metric, subject string, at time.Time, w Window, pol Policy) (Baseline, bool, error) {
+	if c.hist == nil {
+		return Baseline{}, false, nil
+	}
+	pts, err := c.hist.Series(ctx, asset, metric, subject, at, 24*7*8)
+	if err != nil {
+		return Baseline{}, false, err
+	}
+	b, ok := ComputeBaseline(pts, at, w.Location(), pol)
+	return b, ok, nil
+}
+
+func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) Result {
+	hours := rep.Window.Hours(now)
+	rate := float64(prof.rows) / hours
+	rows := prof.rows
+	r := Result{Check: string(Volume), Metric: "rows_per_hour", Value: round(rate, 4), Unit: "rows/hour", SQL: p.profileSQL(), Rows: &rows, recorded: true, Status: Pass}
+	r.Hours = prof.hours
+	if len(r.Hours) > 168 {
+		r.Hours = r.Hours[len(r.Hours)-168:]
+	}
+	empty := emptyHours(prof.hours, rep.Window, now)
+	r.EmptyHours = &empty
+	head := fmt.Sprintf("%s %s (%s per hour)", countRows(prof.rows), rep.Window.Label, num(rate))
+	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, "", now, rep.Window, volumePolicy)
+	switch {
+	case err != nil:
+		r.Why = head + "; history unreadable: " + err.Error()
+	case !ok:
+		r.Why = head + "; " + tooFew(b.Points, volumePolicy.MinPoints)
+		if prof.rows == 0 {
+			r.Status, r.Why = Warn, "no rows "+rep.Window.Label+"; "+tooFew(b.Points, volumePolicy.MinPoints)
+		}
+	default:
+		r.setBaseline(b, 0, math.Inf(1))
+		r.Status = b.Judge(rate, volumePolicy.Direction)
+		if prof.rows == 0 && b.Median > 0 {
+			r.Status = Fail
+		}
+		r.Why = head + " against " + describe(*r.Baseline, num, " per hour")
+	}
+	if empty > 0 {
+		r.Why += fmt.Sprintf("; %d complete %s without rows", empty, plural(int64(empty), "hour", "hours"))
+	}
+	return r
+}
+
+// emptyHours counts complete hours inside the window (and before now) with no row.
+func emptyHours(hours []HourCount, w Window, now time.Time) int {
+	end := w.Until
+	if now.Before(end) {
+		end = now
+	}
+	first := w.Since.Truncate(time.Hour)
+	if first.Before(w.Since) {
+		first = first.Add(time.Hour)
+	}
+	last := end.Truncate(time.Hour) // the hour containing end is incomplete
+	n := int(last.Sub(first) / time.Hour)
+	if n <= 0 || n > maxHourBuckets {
+		return 0
+	}
+	seen := 0
+	for _, h := range hours {
+		if !h.Hour.Before(first) && h.Hour.Before(last) && h.Rows > 0 {
+			seen++
+		}
+	}
+	return n - seen
+}
+
+func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Time, sqlText string, rep *Report, req Request, now time.Time) Result {
+	r := Result{Check: string(Freshness), Metric: "freshness_lag_seconds", Subject: p.tsName, Unit: "seconds", SQL: sqlText, Status: Pass}
+	if newest == nil {
+		r.Status, r.Why = Fail, "the table has no "+p.tsName+" at all"
+		return r
+	}
+	r.Newest = newest
+	lag := now.Sub(*newest).Seconds()
+	if lag < 0 {
+		lag = 0
+	}
+	r.Value, r.recorded = round(lag, 3), true
+	head := fmt.Sprintf("newest %s is %s old", p.tsName, dur(lag))
+	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, lagPolicy)
+	switch {
+	case err != nil:
+		r.Why = head + "; history unreadable: " + err.Error()
+	case !ok:
+		r.Why = head + "; " + tooFew(b.Points, lagPolicy.MinPoints)
+	default:
+		r.setBaseline(b, 0, math.Inf(1))
+		r.Status = b.Judge(lag, lagPolicy.Direction)
+		r.Why = head + " against " + describeLag(*r.Baseline)
+	}
+	if req.MaxFreshnessLag > 0 && lag > req.MaxFreshnessLag.Seconds() {
+		r.Status = Fail
+		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(req.MaxFreshnessLag.Seconds()))
+	}
+	return r
+}
+
+func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, now time.Time) (Result, error) {
+	r := Result{Check: string(NullRate), Metric: "null_rate", Subject: col.name, Unit: "ratio", Status: Pass}
+	if col.notNull {
+		r.SQL = "-- no query: " + col.name + " is declared NOT NULL"
+		r.Why = "0% null " + rep.Window.Label + ": the column is declared NOT NULL"
+		r.recorded = true
+		r.ExpectedLow, r.ExpectedHigh = ptr(0.0), ptr(0.0)
+		return r, nil
+	}
+	r.SQL = p.profileSQL()
+	if prof.rows == 0 {
+		r.Why = "no rows " + rep.Window.Label + " to measure nulls in"
+		return r, nil
+	}
+	nulls := prof.rows - prof.nonNull[col.scanIndex]
+	rate := float64(nulls) / float64(prof.rows)
+	r.Value, r.recorded = round(rate, 6), true
+	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
+	if err != nil {
+		return r, err
+	}
+	if !ok {
+		r.Why = pct(rate) + " null " + rep.Window.Label + "; " + tooFew(b.Points, nullPolicy.MinPoints)
+		return r, nil
+	}
+	r.setBaseline(b, 0, 1)
+	r.Status = b.Judge(rate, nullPolicy.Direction)
+	r.Why = pct(rate) + " null " + rep.Window.Label + " against " + describe(*r.Baseline, pct, "")
+	if r.Status != Pass && nulls > 0 {
+		a := c.wh.Dialect.NewArgs()
+		q := "SELECT * FROM " + p.table + " WHERE " + p.window(a) + " AND " + col.quoted + " IS NULL LIMIT " + fmt.Sprint(c.wh.MaxSample())
+		if err := c.sample(ctx, &r, &query{sql: q, args: a.Vals}); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func (c *Checker) uniquenessResult(ctx context.Context, p *plan, prof *profile, rep *Report, step func(string)) (Result, error) {
+	keyName := strings.Join(p.keyNames, ",")
+	r := Result{Check: string(Uniqueness), Metric: "duplicate_rows", Subject: keyName, Unit: "rows", Status: Pass, recorded: true,
+		ExpectedLow: ptr(0.0), ExpectedHigh: ptr(0.0)}
+	if p.dup.inferred != "" {
+		r.SQL = "-- no query: " + p.dup.inferred
+		r.Why = "(" + keyName + ") is unique " + rep.Window.Label + ": " + p.dup.inferred
+		return r, nil
+	}
+	var dups int64
+	if err := c.wh.QueryRow(ctx, p.dup.count.sql, p.dup.count.args, &dups); err != nil {
+		return r, fmt.Errorf("uniqueness of (%s): %w", keyName, err)
+	}
+	step("uniqueness")
+	r.SQL, r.Value = p.dup.count.sql, float64(dups)
+	if dups == 0 {
+		r.Why = "(" + keyName + ") is unique " + rep.Window.Label
+		return r, nil
+	}
+	r.Status = Fail
+	r.Why = fmt.Sprintf("%s %s (%s) %s", countRows(dups), plural(dups, "duplicates", "duplicate"), keyName, rep.Window.Label)
+	return r, c.sample(ctx, &r, p.dup.sample)
+}
+
+func (c *Checker) sample(ctx context.Context, r *Result, q *query) error {
+	rows, err := c.wh.Query(ctx, q.sql, q.args, c.wh.MaxSample())
+	if err != nil {
+		return fmt.Errorf("sample for %s %s: %w", r.Check, r.Subject, err)
+	}
+	r.Sample, r.SampleSQL = &rows, q.sql
+	return nil
+}
+
+func (r *Result) setBaseline(b Baseline, lo, hi float64) {
+	clamp := func(v float64) float64 { return math.Min(math.Max(v, lo), hi) }
+	b.Low, b.High, b.FailLow, b.FailHigh = clamp(b.Low), clamp(b.High), clamp(b.FailLow), clamp(b.FailHigh)
+	r.Baseline = &b
+	r.ExpectedLow, r.ExpectedHigh = ptr(round(b.Low, 6)), ptr(round(b.High, 6))
+}
+
+func (c *Checker) summarise(rep *Report) {
+	rep.Status = Pass
+	var bad []string
+	for _, r := range rep.Results {
+		rep.Status = worse(rep.Status, r.Status)
+	}
+	for _, want := range []Status{Fail, Warn} {
+		for _, r := range rep.Results {
+			if r.Status == want {
+				line := r.Why
+				if r.Subject != "" && r.Check != string(Freshness) {
+					line = r.Subject + ": " + line
+				}
+				bad = append(bad, string(want)+" "+line)
+			}
+		}
+	}
+	rep.Failed = rep.Status == Fail
+	if len(bad) == 0 {
+		rep.Summary = fmt.Sprintf("all %d checks pass on %s %s", len(rep.Results), rep.Table, rep.Window.Label)
+		return
+	}
+	rep.Summary = strings.Join(bad, "; ")
+	if n := len(rep.Results) - len(bad); n > 0 {
+		rep.Summary += fmt.Sprintf("; %d other %s pass", n, plural(int64(n), "check", "checks"))
+	}
+}
+
+// ErrNoTimestamp is returned when a check needs a window and no timestamp column was named or found.
+var ErrNoTimestamp = errors.New("timestamp column needed")
+
+func anyInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case string:
+		var f float64
+		fmt.Sscan(x, &f)
+		return int64(f)
+	case []byte:
+		return anyInt(string(x))
+	}
+	return 0
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}

@@ -1,0 +1,129 @@
+package quality
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// goldenTable is usage_hourly as each engine's catalog describes it. On Snowflake the declared
+// UNIQUE is informational, so the plan must still count duplicates.
+func goldenTable(e warehouse.Engine) *warehouse.TableInfo {
+	name := func(s string) string {
+		if e == warehouse.Snowflake {
+			b := []byte(s)
+			for i, c := range b {
+				if c >= 'a' && c <= 'z' {
+					b[i] = c - 32
+				}
+			}
+			return string(b)
+		}
+		return s
+	}
+	ti := &warehouse.TableInfo{Table: warehouse.Table{Schema: name("usage"), Name: name("usage_hourly"), Kind: "table"}}
+	switch e {
+	case warehouse.Snowflake:
+		ti.Database = "ANALYTICS"
+	case warehouse.Postgres:
+		ti.Database = "dw"
+	case warehouse.SQLite:
+		ti.Schema = "main"
+	}
+	typ := map[warehouse.Engine][4]string{
+		warehouse.SQLite:    {"TEXT", "INTEGER", "TIMESTAMP", "BIGINT"},
+		warehouse.Postgres:  {"text", "integer", "timestamp without time zone", "bigint"},
+		warehouse.Snowflake: {"TEXT", "NUMBER", "TIMESTAMP_NTZ", "NUMBER"},
+	}[e]
+	ti.Columns = []warehouse.Column{
+		{Name: name("usage_id"), Type: typ[0], Position: 1},
+		{Name: name("account_id"), Type: typ[1], Nullable: true, Position: 2},
+		{Name: name("hour"), Type: typ[2], Position: 3},
+		{Name: name("egress_bytes"), Type: typ[3], Nullable: true, Position: 4},
+	}
+	if e != warehouse.Snowflake {
+		ti.UniqueKeys = [][]string{{"usage_id"}}
+		ti.IndexedColumns = []string{"usage_id"}
+	}
+	return ti
+}
+
+// TestPlanSQLGolden pins the SQL each dialect sends for the scenario's check: one pass for volume,
+// hourly volume, null rates and the newest timestamp; a duplicate count only where no enforced
+// constraint answers it; freshness from the pass where that saves a scan; and the custom rule
+// wrapped as a bounded subquery. UPDATE_GOLDEN=true rewrites testdata/golden/.
+func TestPlanSQLGolden(t *testing.T) {
+	now := time.Date(2025, 12, 15, 15, 5, 0, 0, time.UTC)
+	w, err := ParseWindow(WindowSpec{Window: "today", TimeZone: "UTC"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []warehouse.Engine{warehouse.SQLite, warehouse.Postgres, warehouse.Snowflake} {
+		t.Run(string(e), func(t *testing.T) {
+			d := warehouse.Dialect{Engine: e}
+			ti := goldenTable(e)
+			req := Request{
+				Table: "usage_hourly", TimestampColumn: "hour", Window: w,
+				KeyColumns: []string{"usage_id"},
+				Assertions: []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
+			}
+			p, err := buildPlan(d, ti, req, AllChecks, now, 20, func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			emit := func(label string, q *query) {
+				if q == nil {
+					return
+				}
+				fmt.Fprintf(&b, "-- %s\n%s;\n", label, q.sql)
+				for i, a := range q.args {
+					fmt.Fprintf(&b, "--   arg %d: %v\n", i+1, a)
+				}
+			}
+			emit("profile", p.profile)
+			if !p.freshFromProfile {
+				emit("freshness", p.fresh)
+			} else {
+				fmt.Fprintf(&b, "-- freshness: max(%s) of the profile\n", p.tsName)
+			}
+			if p.dup.inferred != "" {
+				fmt.Fprintf(&b, "-- uniqueness: %s\n", p.dup.inferred)
+			} else {
+				emit("uniqueness", p.dup.count)
+				emit("uniqueness sample", p.dup.sample)
+			}
+			for _, c := range p.custom {
+				emit("custom "+c.name, c.count)
+				emit("custom sample "+c.name, c.sample)
+			}
+			for _, col := range p.nullCols {
+				if col.notNull {
+					fmt.Fprintf(&b, "-- null_rate %s: declared NOT NULL\n", col.name)
+				}
+			}
+			path := filepath.Join("testdata", "golden", "plan_"+string(e)+".sql")
+			if os.Getenv("UPDATE_GOLDEN") == "true" {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (UPDATE_GOLDEN=true go test ./pkg/quality -run Golden creates it)", err)
+			}
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Errorf("%s SQL changed; if intended, rerun with UPDATE_GOLDEN=true\n--- got ---\n%s", e, b.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,284 @@
+package quality
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// History is the check history in the shared store (migration 0003_quality.sql).
+type History struct {
+	st *store.Store
+}
+
+// NewHistory wraps an open store.
+func NewHistory(st *store.Store) *History { return &History{st: st} }
+
+// Series returns the eligible earlier points of one metric, newest first: before `before`, and
+// not inside an incident on the same asset unless it was judged a false positive (an incident
+// that is open, confirmed, or "expected" must not teach the baseline that its values are normal —
+// elementary#980, soda-core#2013). A point that itself opened or joined an incident is excluded
+// on the same terms.
+func (h *History) Series(ctx context.Context, asset, metric, subject string, before time.Time, limit int) ([]Point, error) {
+	rows, err := h.st.DB.QueryContext(ctx, `
+SELECT p.at, p.value FROM metric_points p
+WHERE p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?
+  AND NOT EXISTS (SELECT 1 FROM incidents i
+      WHERE i.asset = p.asset AND i.status <> 'false_positive'
+        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))
+ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read check history: %w", err)
+	}
+	defer rows.Close()
+	var out []Point
+	for rows.Next() {
+		var at string
+		var v float64
+		if err := rows.Scan(&at, &v); err != nil {
+			return nil, err
+		}
+		t, err := store.ParseTimestamp(at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Point{At: t, Value: v})
+	}
+	return out, rows.Err()
+}
+
+// IncidentRef is an incident a run opened or joined.
+type IncidentRef struct {
+	ID          int64  `json:"id"`
+	FailureMode string `json:"failure_mode"`
+	Opened      bool   `json:"opened" jsonschema:"true when this run opened it, false when it joined an open one"`
+	Summary     string `json:"summary"`
+}
+
+// record writes a run, its metric points and (when asked) the incidents of its failures in one
+// transaction, so a crash never leaves points without their run or an incident without its evidence.
+func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
+	return h.st.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?)`, r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
+			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary)
+		if err != nil {
+			return fmt.Errorf("record check run: %w", err)
+		}
+		runID, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		r.RunID = runID
+		incidentByMode := map[string]int64{}
+		if openIncidents {
+			modes := map[string][]string{}
+			var order []string
+			for _, res := range r.Results {
+				if res.Status != Fail {
+					continue
+				}
+				if _, ok := modes[res.Check]; !ok {
+					order = append(order, res.Check)
+				}
+				line := res.Why
+				if res.Subject != "" {
+					line = res.Subject + ": " + res.Why
+				}
+				modes[res.Check] = append(modes[res.Check], line)
+			}
+			for _, mode := range order {
+				summary := r.Table + " " + mode + " — " + strings.Join(modes[mode], "; ")
+				// pkg/incidents owns the open-or-join rule (dedup while open, occurrences, timeline);
+				// calling it inside this transaction commits the run and its incident together.
+				o, err := incidents.OpenOrJoin(ctx, tx, r.Asset, mode, severityFor(mode), summary, "dw-quality", now)
+				if err != nil {
+					return err
+				}
+				incidentByMode[mode] = o.ID
+				r.Incidents = append(r.Incidents, IncidentRef{ID: o.ID, FailureMode: mode, Opened: o.Opened, Summary: summary})
+			}
+		}
+		for i := range r.Results {
+			res := &r.Results[i]
+			if !res.recorded {
+				continue
+			}
+			var inc any
+			if id, ok := incidentByMode[res.Check]; ok && res.Status == Fail {
+				inc = id
+			}
+			var base, lo, hi any
+			if b := res.Baseline; b != nil {
+				base, lo, hi = b.Median, b.Low, b.High
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, res.Metric, res.Subject, store.Timestamp(started), res.Value, string(res.Status), base, lo, hi, inc); err != nil {
+				return fmt.Errorf("record metric %s %s: %w", res.Metric, res.Subject, err)
+			}
+		}
+		return nil
+	})
+}
+
+// recordError keeps a failed run visible in the history (no points: nothing was measured).
+func (h *History) recordError(ctx context.Context, asset, monitor string, started, now time.Time, w Window, cause error) error {
+	return h.st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'error', ?, '')`, asset, monitor, store.Timestamp(started), store.Timestamp(now),
+			store.Timestamp(w.Since), store.Timestamp(w.Until), w.Label, cause.Error())
+		return err
+	})
+}
+
+// severityFor: wrong or missing data (nulls, volume, staleness) is sev2 — it reaches money and
+// dashboards; a duplicate key or a failed custom rule is sev3 until a person raises it.
+func severityFor(mode string) string {
+	switch mode {
+	case "null_rate", "volume", "freshness":
+		return "sev2"
+	}
+	return "sev3"
+}
+
+// RunRecord is one run in the history.
+type RunRecord struct {
+	ID          int64          `json:"id"`
+	Asset       string         `json:"asset"`
+	Monitor     string         `json:"monitor,omitempty"`
+	StartedAt   time.Time      `json:"started_at"`
+	WindowLabel string         `json:"window_label"`
+	WindowStart time.Time      `json:"window_start"`
+	WindowEnd   time.Time      `json:"window_end"`
+	Status      string         `json:"status" jsonschema:"pass, warn, fail or error"`
+	Error       string         `json:"error,omitempty"`
+	Summary     string         `json:"summary,omitempty"`
+	Metrics     []MetricRecord `json:"metrics"`
+}
+
+// MetricRecord is one recorded metric of a run.
+type MetricRecord struct {
+	Metric       string   `json:"metric"`
+	Subject      string   `json:"subject,omitempty"`
+	Value        float64  `json:"value"`
+	Status       string   `json:"status"`
+	Baseline     *float64 `json:"baseline,omitempty"`
+	ExpectedLow  *float64 `json:"expected_low,omitempty"`
+	ExpectedHigh *float64 `json:"expected_high,omitempty"`
+	IncidentID   *int64   `json:"incident_id,omitempty"`
+}
+
+// HistoryQuery filters Runs. Empty fields match everything.
+type HistoryQuery struct {
+	Asset   string // exact URN, or a suffix such as "usage_hourly" / "main.usage_hourly"
+	Monitor string
+	Metric  string
+	Subject string
+	Since   time.Time
+	Limit   int
+}
+
+// Runs returns recent runs, newest first, each with its metrics (filtered by Metric/Subject).
+func (h *History) Runs(ctx context.Context, q HistoryQuery) ([]RunRecord, error) {
+	if q.Limit <= 0 || q.Limit > 500 {
+		q.Limit = 50
+	}
+	where := []string{"1 = 1"}
+	var args []any
+	if q.Asset != "" {
+		where = append(where, "(asset = ? OR asset LIKE ? ESCAPE '\\' OR asset LIKE ? ESCAPE '\\')")
+		args = append(args, q.Asset, "%/"+likeEscape(q.Asset), "%."+likeEscape(q.Asset))
+	}
+	if q.Monitor != "" {
+		where = append(where, "monitor = ?")
+		args = append(args, q.Monitor)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, store.Timestamp(q.Since))
+	}
+	if q.Metric != "" || q.Subject != "" {
+		sub := "EXISTS (SELECT 1 FROM metric_points p WHERE p.run_id = check_runs.id"
+		if q.Metric != "" {
+			sub += " AND p.metric = ?"
+			args = append(args, q.Metric)
+		}
+		if q.Subject != "" {
+			sub += " AND p.subject = ?"
+			args = append(args, q.Subject)
+		}
+		where = append(where, sub+")")
+	}
+	args = append(args, q.Limit)
+	rows, err := h.st.DB.QueryContext(ctx, `SELECT id, asset, monitor, started_at, window_label, window_start, window_end, status, error, summary
+FROM check_runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read check history: %w", err)
+	}
+	var out []RunRecord
+	for rows.Next() {
+		var r RunRecord
+		var started, ws, we string
+		if err := rows.Scan(&r.ID, &r.Asset, &r.Monitor, &started, &r.WindowLabel, &ws, &we, &r.Status, &r.Error, &r.Summary); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.StartedAt, _ = store.ParseTimestamp(started)
+		r.WindowStart, _ = store.ParseTimestamp(ws)
+		r.WindowEnd, _ = store.ParseTimestamp(we)
+		r.Metrics = []MetricRecord{}
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		mq := `SELECT metric, subject, value, status, baseline, expected_low, expected_high, incident_id FROM metric_points WHERE run_id = ?`
+		margs := []any{out[i].ID}
+		if q.Metric != "" {
+			mq += " AND metric = ?"
+			margs = append(margs, q.Metric)
+		}
+		if q.Subject != "" {
+			mq += " AND subject = ?"
+			margs = append(margs, q.Subject)
+		}
+		mrows, err := h.st.DB.QueryContext(ctx, mq+" ORDER BY id", margs...)
+		if err != nil {
+			return nil, err
+		}
+		for mrows.Next() {
+			var m MetricRecord
+			if err := mrows.Scan(&m.Metric, &m.Subject, &m.Value, &m.Status, &m.Baseline, &m.ExpectedLow, &m.ExpectedHigh, &m.IncidentID); err != nil {
+				mrows.Close()
+				return nil, err
+			}
+			out[i].Metrics = append(out[i].Metrics, m)
+		}
+		mrows.Close()
+	}
+	return out, nil
+}
+
+// LastRun is when the named monitor last ran (zero when never).
+func (h *History) LastRun(ctx context.Context, monitor string) (time.Time, error) {
+	var s sql.NullString
+	if err := h.st.DB.QueryRowContext(ctx, `SELECT max(started_at) FROM check_runs WHERE monitor = ?`, monitor).Scan(&s); err != nil {
+		return time.Time{}, fmt.Errorf("read last run of monitor %s: %w", monitor, err)
+	}
+	if !s.Valid {
+		return time.Time{}, nil
+	}
+	return store.ParseTimestamp(s.String)
+}
+
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

@@ -1,0 +1,275 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	sqlite3 "github.com/mattn/go-sqlite3"
+	sf "github.com/snowflakedb/gosnowflake"
+
+	"github.com/dataworkers/dw/pkg/config"
+)
+
+// DB is a read-only session pool on the configured warehouse with its dialect, statement timeout
+// and sample bound. Every query it runs is bounded by the timeout on both sides: the context
+// cancels it client-side, and PostgreSQL / Snowflake are told the same limit server-side so a
+// dropped client never leaves a query running.
+type DB struct {
+	Dialect   Dialect
+	sql       *sql.DB
+	timeout   time.Duration
+	maxSample int
+}
+
+// Connect opens a read-only pool on c. Nothing is sent until the first query.
+func Connect(c *config.Warehouse) (*DB, error) {
+	if c == nil {
+		return nil, ErrNotConfigured
+	}
+	d, err := DialectFor(c.Engine)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.StatementTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	maxSample := c.MaxSampleRows
+	if maxSample <= 0 {
+		maxSample = 20
+	}
+	var db *sql.DB
+	switch d.Engine {
+	case SQLite:
+		db, err = Open(c) // mode=ro and query_only: the file cannot be written through this pool
+	case Postgres:
+		db, err = openPostgres(c.DSN, timeout)
+	case Snowflake:
+		db, err = openSnowflake(c.DSN, timeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &DB{Dialect: d, sql: db, timeout: timeout, maxSample: maxSample}, nil
+}
+
+// openPostgres sets the session read-only (any write fails with SQLSTATE 25006), the statement
+// timeout server-side, and UTC so date_trunc on timestamptz buckets by UTC hours.
+func openPostgres(dsn string, timeout time.Duration) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse.dsn is not a valid PostgreSQL DSN: %w", err)
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	cfg.RuntimeParams["TimeZone"] = "UTC"
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "data-workers"
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// openSnowflake sets the session parameters Snowflake honours for us: a server-side statement
+// timeout, UTC, and a query tag so the account's QUERY_HISTORY shows what Data Workers ran.
+// Snowflake has no read-only session; the role in the DSN must be a reader, and every statement we
+// send is a single SELECT (custom SQL is checked by CheckReadOnlySQL and wrapped in a subquery).
+func openSnowflake(dsn string, timeout time.Duration) (*sql.DB, error) {
+	cfg, err := sf.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse.dsn is not a valid gosnowflake DSN (user:password@account/DB/SCHEMA?warehouse=WH&role=ROLE): %w", err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]*string{}
+	}
+	set := func(k, v string) {
+		if cfg.Params[k] == nil {
+			cfg.Params[k] = &v
+		}
+	}
+	set("STATEMENT_TIMEOUT_IN_SECONDS", strconv.Itoa(int((timeout+time.Second-1)/time.Second)))
+	set("TIMEZONE", "UTC")
+	set("QUERY_TAG", "data-workers")
+	return sql.OpenDB(sf.NewConnector(sf.SnowflakeDriver{}, *cfg)), nil
+}
+
+// Close closes the pool.
+func (w *DB) Close() error { return w.sql.Close() }
+
+// Timeout is the statement timeout applied to every query.
+func (w *DB) Timeout() time.Duration { return w.timeout }
+
+// MaxSample is the most rows any sample returns.
+func (w *DB) MaxSample() int { return w.maxSample }
+
+// QueryRow runs a one-row query under the statement timeout and scans it into dest.
+func (w *DB) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	if err := w.sql.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
+		return w.explain(ctx, err)
+	}
+	return nil
+}
+
+// Rows is a bounded result: column names and at most the requested number of rows, values
+// converted to JSON-friendly Go types.
+type Rows struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// Query runs query under the statement timeout and reads at most limit rows (the configured
+// sample bound when limit <= 0 or larger). Rows beyond the bound are never read.
+func (w *DB) Query(ctx context.Context, query string, args []any, limit int) (Rows, error) {
+	if limit <= 0 || limit > w.maxSample {
+		limit = w.maxSample
+	}
+	return w.query(ctx, query, args, limit)
+}
+
+// QueryAll reads every row of a query whose size the caller bounds itself (catalog reads,
+// GROUP BY hour). It still stops at max rows.
+func (w *DB) QueryAll(ctx context.Context, query string, args []any, max int) (Rows, error) {
+	return w.query(ctx, query, args, max)
+}
+
+func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Rows, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	rows, err := w.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return Rows{}, w.explain(ctx, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return Rows{}, w.explain(ctx, err)
+	}
+	out := Rows{Columns: cols, Rows: [][]any{}}
+	for len(out.Rows) < limit && rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return Rows{}, w.explain(ctx, err)
+		}
+		for i, v := range vals {
+			vals[i] = jsonValue(v)
+		}
+		out.Rows = append(out.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return Rows{}, w.explain(ctx, err)
+	}
+	return out, nil
+}
+
+// jsonValue turns driver values into something JSON renders faithfully.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	}
+	return v
+}
+
+// Error kinds a caller may branch on.
+var (
+	ErrTimeout        = errors.New("statement timeout")
+	ErrNoSuchTable    = errors.New("no such table")
+	ErrNoSuchColumn   = errors.New("no such column")
+	ErrTypeMismatch   = errors.New("type mismatch")
+	ErrReadOnly       = errors.New("write refused by the read-only session")
+	ErrNotReadOnlySQL = errors.New("not a single read-only query")
+)
+
+// QueryError is a warehouse failure explained: what kind, what the engine said, what to do.
+type QueryError struct {
+	Kind   error
+	Engine Engine
+	Err    error
+	Hint   string
+}
+
+func (e *QueryError) Error() string {
+	msg := fmt.Sprintf("%s: %v", e.Engine, e.Err)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func (e *QueryError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// explain classifies an engine error so a tool can say what to do next.
+func (w *DB) explain(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	qe := &QueryError{Engine: w.Dialect.Engine, Err: err}
+	timeoutHint := fmt.Sprintf("the query ran longer than warehouse.statement_timeout (%s): narrow the window, add an index on the timestamp column, or raise the key", w.timeout)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		qe.Kind, qe.Hint = ErrTimeout, timeoutHint
+		return qe
+	}
+	var pe *pgconn.PgError
+	var se sqlite3.Error
+	var sfe *sf.SnowflakeError
+	switch {
+	case errors.As(err, &pe):
+		switch pe.Code {
+		case "57014":
+			qe.Kind, qe.Hint = ErrTimeout, timeoutHint
+		case "42P01", "3F000":
+			qe.Kind, qe.Hint = ErrNoSuchTable, "list_tables shows the tables that exist"
+		case "42703":
+			qe.Kind, qe.Hint = ErrNoSuchColumn, "describe_table shows the columns"
+		case "42883", "42804", "22007", "22008", "22P02":
+			qe.Kind, qe.Hint = ErrTypeMismatch, "a column does not have the type the check needs"
+		case "25006":
+			qe.Kind, qe.Hint = ErrReadOnly, "Data Workers only reads; write the query as a SELECT"
+		}
+	case errors.As(err, &se):
+		msg := se.Error()
+		switch {
+		case se.Code == sqlite3.ErrInterrupt:
+			qe.Kind, qe.Hint = ErrTimeout, timeoutHint
+		case strings.Contains(msg, "no such table"):
+			qe.Kind, qe.Hint = ErrNoSuchTable, "list_tables shows the tables that exist"
+		case strings.Contains(msg, "no such column"):
+			qe.Kind, qe.Hint = ErrNoSuchColumn, "describe_table shows the columns"
+		case se.Code == sqlite3.ErrReadonly || strings.Contains(msg, "readonly") || strings.Contains(msg, "query_only"):
+			qe.Kind, qe.Hint = ErrReadOnly, "Data Workers only reads; write the query as a SELECT"
+		}
+	case errors.As(err, &sfe):
+		switch sfe.Number {
+		case 630, 604:
+			qe.Kind, qe.Hint = ErrTimeout, timeoutHint
+		case 2003:
+			qe.Kind, qe.Hint = ErrNoSuchTable, "list_tables shows the tables the role can see"
+		case 904:
+			qe.Kind, qe.Hint = ErrNoSuchColumn, "describe_table shows the columns"
+		case 1044, 2016, 100038:
+			qe.Kind, qe.Hint = ErrTypeMismatch, "a column does not have the type the check needs"
+		}
+	}
+	if qe.Kind == nil {
+		qe.Kind = errors.New("query failed")
+	}
+	return qe
+}

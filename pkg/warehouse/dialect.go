@@ -1,0 +1,240 @@
+package warehouse
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Engine names a supported SQL engine.
+type Engine string
+
+// The engines Data Workers reads.
+const (
+	SQLite    Engine = "sqlite"
+	Postgres  Engine = "postgres"
+	Snowflake Engine = "snowflake"
+)
+
+// Dialect is what differs between engines when we write SQL: quoting, placeholders, hour buckets,
+// and whether declared constraints can be trusted.
+type Dialect struct {
+	Engine Engine
+}
+
+// DialectFor returns the dialect of a configured engine name.
+func DialectFor(engine string) (Dialect, error) {
+	switch Engine(engine) {
+	case SQLite, Postgres, Snowflake:
+		return Dialect{Engine: Engine(engine)}, nil
+	}
+	return Dialect{}, fmt.Errorf("warehouse.engine %q is not supported; use sqlite, postgres or snowflake", engine)
+}
+
+// MaxIdentLen bounds identifiers: Snowflake allows 255 characters, PostgreSQL 63 bytes; longer
+// input is never a real name.
+const MaxIdentLen = 255
+
+// ValidateIdent rejects what can never be a real identifier: empty, too long, invalid UTF-8 or
+// control characters (NUL included). Everything else is legal when quoted, so quoting, not a
+// character whitelist, is what keeps hostile names inert; and every name is resolved against the
+// catalog before it reaches a query.
+func ValidateIdent(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty identifier")
+	case len(name) > MaxIdentLen:
+		return fmt.Errorf("identifier %.40q… is longer than %d bytes", name, MaxIdentLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("identifier %q is not valid UTF-8", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("identifier %q contains a control character", name)
+		}
+	}
+	return nil
+}
+
+// Quote validates and double-quotes one identifier (all three engines use ANSI quoting; an embedded
+// quote is doubled). Quoted names are case-sensitive, so callers quote the name the catalog returned.
+func (d Dialect) Quote(name string) (string, error) {
+	if err := ValidateIdent(name); err != nil {
+		return "", err
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`, nil
+}
+
+// mustQuote quotes a name that came from the catalog (already validated).
+func (d Dialect) mustQuote(name string) string {
+	q, err := d.Quote(name)
+	if err != nil {
+		panic(fmt.Sprintf("warehouse: unvalidated identifier reached SQL: %v", err))
+	}
+	return q
+}
+
+// QuoteTable renders a resolved table reference.
+func (d Dialect) QuoteTable(t TableRef) (string, error) {
+	var parts []string
+	for _, p := range []string{t.Database, t.Schema, t.Name} {
+		if p == "" {
+			continue
+		}
+		q, err := d.Quote(p)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, q)
+	}
+	if len(parts) == 0 {
+		return "", errors.New("empty table name")
+	}
+	return strings.Join(parts, "."), nil
+}
+
+// Args collects bound values and renders the engine's placeholder for each.
+type Args struct {
+	d    Dialect
+	Vals []any
+}
+
+// NewArgs starts an empty argument list.
+func (d Dialect) NewArgs() *Args { return &Args{d: d} }
+
+// Add binds v and returns its placeholder.
+func (a *Args) Add(v any) string {
+	a.Vals = append(a.Vals, v)
+	if a.d.Engine == Postgres {
+		return "$" + strconv.Itoa(len(a.Vals))
+	}
+	return "?"
+}
+
+// TimeFormat is how a timestamp column stores time, which decides how a bound value must
+// look: PostgreSQL and Snowflake compare native timestamps; SQLite compares text or numbers, so a
+// bound value must use the column's own text layout (or epoch seconds) to compare correctly.
+type TimeFormat int
+
+// Time formats of a timestamp column.
+const (
+	TimeNative    TimeFormat = iota // a real timestamp type (PostgreSQL, Snowflake)
+	TimeTextSpace                   // SQLite text "2006-01-02 15:04:05[...]"
+	TimeTextT                       // SQLite text "2006-01-02T15:04:05[...]"
+	TimeEpoch                       // SQLite integer/real seconds since 1970
+	TimeTextDate                    // SQLite text "2006-01-02" (a whole day)
+)
+
+// BindTime returns the value to bind for t when comparing with a column stored in format f.
+// Text is rendered without a zone suffix: "2025-12-01T05:00:00Z" >= "2025-12-01T05:00:00" holds,
+// so naive and Z-suffixed UTC text both compare correctly (timestamps in SQLite must be UTC).
+func BindTime(f TimeFormat, t time.Time) any {
+	t = t.UTC()
+	switch f {
+	case TimeTextSpace:
+		return t.Format("2006-01-02 15:04:05")
+	case TimeTextT:
+		return t.Format("2006-01-02T15:04:05")
+	case TimeEpoch:
+		return t.Unix()
+	case TimeTextDate:
+		// A date stands for its midnight: midnight >= since and midnight < until both hold exactly
+		// when the date is on or after the bound's day rounded up.
+		day := t.Truncate(24 * time.Hour)
+		if !day.Equal(t) {
+			day = day.Add(24 * time.Hour)
+		}
+		return day.Format("2006-01-02")
+	}
+	return t
+}
+
+// TimeParam renders the placeholder of a time bound compared with a column of type colType.
+// PostgreSQL would otherwise type the parameter after the column (a date column would truncate
+// "now" to midnight and drop today's rows), so the parameter is cast: to timestamptz for
+// timestamptz columns, else to timestamp (UTC wall clock, as bound), which a date column is
+// promoted to. Comparing like with like keeps the per-row comparison cheap and index-friendly.
+func (d Dialect) TimeParam(placeholder, colType string) string {
+	if d.Engine != Postgres {
+		return placeholder
+	}
+	if t := strings.ToLower(colType); t == "timestamptz" || strings.HasPrefix(t, "timestamp with time zone") || strings.HasPrefix(t, "timestamp(") && strings.HasSuffix(t, "with time zone") {
+		return placeholder + "::timestamptz"
+	}
+	return placeholder + "::timestamp"
+}
+
+// HourBucket is an expression truncating ts to its hour; ParseHourBucket reads the value back.
+func (d Dialect) HourBucket(col string, f TimeFormat) string {
+	switch d.Engine {
+	case Postgres:
+		return "date_trunc('hour', " + col + ")"
+	case Snowflake:
+		return "DATE_TRUNC('HOUR', " + col + ")"
+	}
+	if f == TimeEpoch {
+		return "(CAST(" + col + " AS INTEGER) / 3600 * 3600)"
+	}
+	// The first 13 characters are the date and the hour in both text layouts; substr is several
+	// times cheaper than strftime over millions of rows.
+	return "substr(" + col + ", 1, 13)"
+}
+
+// ParseTime reads a timestamp as a driver returns it: time.Time, text in the common layouts, or
+// epoch seconds. SQLite hour buckets ("2025-12-01 05") are accepted too.
+func ParseTime(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC(), true
+	case int64:
+		return time.Unix(x, 0).UTC(), true
+	case float64:
+		return time.Unix(0, int64(x*1e9)).UTC(), true
+	case []byte:
+		return ParseTime(string(x))
+	case string:
+		s := strings.TrimSpace(x)
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) >= 9 {
+			return time.Unix(n, 0).UTC(), true
+		}
+		for _, layout := range timeLayouts {
+			if t, err := time.Parse(layout, s); err == nil {
+				return t.UTC(), true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999 -0700",
+	"2006-01-02 15:04:05.999999999 -07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02 15",
+	"2006-01-02T15",
+	"2006-01-02",
+}
+
+// TrustsUnique reports whether declared UNIQUE / PRIMARY KEY constraints are enforced, so a check
+// may infer "no duplicates" without scanning. Snowflake accepts them on standard tables but does not
+// enforce them (NOT NULL it does enforce, on every engine).
+func (d Dialect) TrustsUnique() bool { return d.Engine != Snowflake }
+
+// IsTimestampType reports whether a declared column type holds timestamps (dates included).
+// SQLite has no such type: any declared type is accepted and the stored values decide.
+func (d Dialect) IsTimestampType(typ string) bool {
+	if d.Engine == SQLite {
+		return true
+	}
+	t := strings.ToUpper(typ)
+	return strings.HasPrefix(t, "TIMESTAMP") || strings.HasPrefix(t, "DATE") || t == "DATETIME"
+}

@@ -1,0 +1,128 @@
+package warehouse
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTableRef(t *testing.T) {
+	cases := []struct {
+		in   string
+		want TableRef
+		err  string
+	}{
+		{in: "usage_hourly", want: TableRef{Name: "usage_hourly"}},
+		{in: "usage.usage_hourly", want: TableRef{Schema: "usage", Name: "usage_hourly"}},
+		{in: "ANALYTICS.USAGE.USAGE_HOURLY", want: TableRef{Database: "ANALYTICS", Schema: "USAGE", Name: "USAGE_HOURLY"}},
+		{in: `"my.schema"."we""ird"`, want: TableRef{Schema: "my.schema", Name: `we"ird`}},
+		{in: "a.b.c.d", err: "use name"},
+		{in: "", err: "empty identifier"},
+		{in: "a..b", err: "empty identifier"},
+		{in: `"open`, err: "unterminated"},
+		{in: `"a"b`, err: "after a closing quote"},
+		{in: `a"b"`, err: "whole name part"},
+		{in: "bad\x00name", err: "control character"},
+		{in: strings.Repeat("x", 300), err: "longer than"},
+	}
+	for _, c := range cases {
+		got, err := ParseTableRef(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseTableRef(%q) err = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseTableRef(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+	}
+}
+
+func FuzzParseTableRefRoundTrips(f *testing.F) {
+	for _, s := range []string{"t", "s.t", "d.s.t", `"a.b"."c""d"`, `"`, "a..", "\x00", `"x"y`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ref, err := ParseTableRef(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseTableRef(ref.String())
+		if err != nil || again != ref {
+			t.Fatalf("%q → %+v → %q → %+v, %v", s, ref, ref.String(), again, err)
+		}
+		for _, d := range []Dialect{{SQLite}, {Postgres}, {Snowflake}} {
+			if _, err := d.QuoteTable(ref); err != nil {
+				t.Fatalf("parsed ref does not quote: %v", err)
+			}
+		}
+	})
+}
+
+func TestQuoteDoublesEmbeddedQuotes(t *testing.T) {
+	got, err := Dialect{Postgres}.Quote(`a"; DROP TABLE x; --`)
+	if err != nil || got != `"a""; DROP TABLE x; --"` {
+		t.Fatalf("Quote = %s, %v", got, err)
+	}
+}
+
+func TestCheckReadOnlySQL(t *testing.T) {
+	cases := []struct {
+		in, want, err string
+	}{
+		{in: "SELECT * FROM t WHERE x IS NULL;", want: "SELECT * FROM t WHERE x IS NULL"},
+		{in: "  with v as (select 1) select * from v  ", want: "with v as (select 1) select * from v"},
+		{in: "SELECT 'a;b; DELETE' AS s -- trailing; comment", want: "SELECT 'a;b; DELETE' AS s -- trailing; comment"},
+		{in: "SELECT 1; DELETE FROM t", err: "only one statement"},
+		{in: "DELETE FROM t", err: "must be one SELECT"},
+		{in: "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", err: "DELETE"},
+		{in: "SELECT $$x$$", err: "dollar"},
+		{in: "SELECT 'open", err: "unterminated"},
+		{in: "/* x */", err: "empty"},
+		{in: ";", err: "empty"},
+	}
+	for _, c := range cases {
+		got, err := CheckReadOnlySQL(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrNotReadOnlySQL) {
+				t.Errorf("CheckReadOnlySQL(%q) err = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("CheckReadOnlySQL(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func FuzzCheckReadOnlySQL(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "SELECT 1;", "SELECT ';'", "SELECT 1; SELECT 2", "/*", "--", "'", `"`, "WITH x AS (SELECT 1) SELECT * FROM x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := CheckReadOnlySQL(s)
+		if err != nil {
+			return
+		}
+		// What passes is idempotent and still a single query.
+		again, err := CheckReadOnlySQL(out)
+		if err != nil || again != out {
+			t.Fatalf("not idempotent: %q → %q → %q, %v", s, out, again, err)
+		}
+	})
+}
+
+func TestParseTimeReadsDriverShapes(t *testing.T) {
+	want := time.Date(2025, 12, 1, 5, 0, 0, 0, time.UTC)
+	for _, v := range []any{want, "2025-12-01 05:00:00", "2025-12-01T05:00:00Z", "2025-12-01 05:00:00+00:00", []byte("2025-12-01 05"), "2025-12-01T05", int64(want.Unix())} {
+		got, ok := ParseTime(v)
+		if !ok || !got.Equal(want) {
+			t.Errorf("ParseTime(%#v) = %v, %v", v, got, ok)
+		}
+	}
+	if _, ok := ParseTime("yesterday"); ok {
+		t.Error("ParseTime accepted prose")
+	}
+}

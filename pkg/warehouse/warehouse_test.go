@@ -1,0 +1,194 @@
+package warehouse_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/internal/pgtest"
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("SNOWFLAKE_DISABLE_PLATFORM_DETECTION", "true")
+	os.Setenv("SF_DISABLE_MINICORE", "true")
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+const fixtureDDL = `CREATE TABLE usage_hourly (
+  usage_id TEXT NOT NULL UNIQUE,
+  account_id INTEGER,
+  hour TIMESTAMP NOT NULL,
+  egress_bytes BIGINT
+);
+CREATE INDEX usage_hourly_hour ON usage_hourly (hour);
+CREATE TABLE "Odd ""Name""." ("we""ird col" INTEGER PRIMARY KEY, note TEXT)`
+
+// engines yields a writable handle (for setup) and the read-only warehouse on SQLite and on a real
+// PostgreSQL, so every metadata behaviour is asserted on both.
+func engines(t *testing.T) map[string]func(t *testing.T) (*sql.DB, *warehouse.DB) {
+	return map[string]func(t *testing.T) (*sql.DB, *warehouse.DB){
+		"sqlite": func(t *testing.T) (*sql.DB, *warehouse.DB) {
+			path := filepath.Join(t.TempDir(), "wh.db")
+			rw, err := sql.Open("sqlite3", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rw.Close() })
+			if _, err := rw.Exec(fixtureDDL); err != nil {
+				t.Fatal(err)
+			}
+			w, err := warehouse.Connect(&config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 5 * time.Second, MaxSampleRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			return rw, w
+		},
+		"postgres": func(t *testing.T) (*sql.DB, *warehouse.DB) {
+			dsn := pgtest.Shared(t).NewDatabase(t)
+			rw, err := sql.Open("pgx", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rw.Close() })
+			for _, stmt := range strings.Split(fixtureDDL, ";") {
+				if _, err := rw.Exec(stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := warehouse.Connect(&config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: 5 * time.Second, MaxSampleRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			return rw, w
+		},
+	}
+}
+
+func TestDescribeTableReportsColumnsKeysAndRowCount(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			rw, w := open(t)
+			if _, err := rw.Exec(`INSERT INTO usage_hourly VALUES ('u-1', 1, '2025-12-01 00:00:00', 10), ('u-2', 2, '2025-12-01 01:00:00', NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			ti, err := w.DescribeTable(context.Background(), "USAGE_HOURLY")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ti.Name != "usage_hourly" || ti.RowCount == nil || *ti.RowCount != 2 || !ti.RowCountExact {
+				t.Fatalf("table = %+v, row count %v", ti.Table, ti.RowCount)
+			}
+			var got []string
+			for _, c := range ti.Columns {
+				got = append(got, c.Name+":"+map[bool]string{true: "null", false: "notnull"}[c.Nullable])
+			}
+			want := "usage_id:notnull account_id:null hour:notnull egress_bytes:null"
+			if strings.Join(got, " ") != want {
+				t.Errorf("columns = %v, want %s", got, want)
+			}
+			if !ti.UniqueCovers([]string{"usage_id"}) || ti.UniqueCovers([]string{"account_id"}) {
+				t.Errorf("unique keys = %v", ti.UniqueKeys)
+			}
+			if !ti.Indexed("hour") || ti.Indexed("egress_bytes") {
+				t.Errorf("indexed = %v", ti.IndexedColumns)
+			}
+			if _, err := ti.Column("Egress_Bytes"); err != nil {
+				t.Errorf("case-insensitive column lookup: %v", err)
+			}
+			if _, err := ti.Column("egress_kib"); !errors.Is(err, warehouse.ErrNoSuchColumn) || !strings.Contains(err.Error(), "egress_bytes") {
+				t.Errorf("missing column error = %v", err)
+			}
+		})
+	}
+}
+
+func TestListTablesIncludesHostileNamesQuotedSafely(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			_, w := open(t)
+			tables, err := w.ListTables(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tb := range tables {
+				names = append(names, tb.Name)
+			}
+			if strings.Join(names, "|") != `Odd "Name".|usage_hourly` {
+				t.Fatalf("tables = %q", names)
+			}
+			// The odd table resolves through its quoted form, and its odd column is usable.
+			ti, err := w.DescribeTable(context.Background(), `"Odd ""Name""."`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ti.Columns[0].Name != `we"ird col` || len(ti.PrimaryKey) != 1 {
+				t.Errorf("odd table = %+v", ti)
+			}
+		})
+	}
+}
+
+func TestHostileAndMissingTablesAreClearErrors(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			_, w := open(t)
+			ctx := context.Background()
+			for _, in := range []string{`usage_hourly"; DROP TABLE usage_hourly; --`, `nope`, `x.y.z.w`, "bad\x00name", `"unterminated`, ``} {
+				_, err := w.DescribeTable(ctx, in)
+				if err == nil {
+					t.Errorf("DescribeTable(%q) succeeded", in)
+				}
+			}
+			if _, err := w.DescribeTable(ctx, "nope"); !errors.Is(err, warehouse.ErrNoSuchTable) {
+				t.Errorf("missing table error = %v, want ErrNoSuchTable", err)
+			}
+			if _, err := w.DescribeTable(ctx, "usage_hourly"); err != nil {
+				t.Errorf("the table survived the hostile names: %v", err)
+			}
+		})
+	}
+}
+
+func TestSessionsAreReadOnly(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			_, w := open(t)
+			_, err := w.Query(context.Background(), `DELETE FROM usage_hourly`, nil, 1)
+			if !errors.Is(err, warehouse.ErrReadOnly) {
+				t.Fatalf("DELETE through the warehouse session: err = %v, want ErrReadOnly", err)
+			}
+		})
+	}
+}
+
+func TestQueryReturnsAtMostTheSampleBound(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			rw, w := open(t)
+			for i := 0; i < 10; i++ {
+				if _, err := rw.Exec(`INSERT INTO usage_hourly VALUES ('u-` + string(rune('a'+i)) + `', 1, '2025-12-01 00:00:00', NULL)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := w.Query(context.Background(), `SELECT usage_id FROM usage_hourly ORDER BY usage_id`, nil, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows.Rows) != 3 || rows.Columns[0] != "usage_id" {
+				t.Fatalf("rows = %+v, want 3 (max_sample_rows)", rows)
+			}
+		})
+	}
+}
