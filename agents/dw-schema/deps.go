@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/registry"
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/compat"
+	"github.com/dataworkers/dw/pkg/schema/subject"
+)
+
+// deps is what the tool adapters share: the registry client, the store-backed graph and the clock,
+// all built on first use from the agent's Env.
+type deps struct {
+	env *mcpkit.Env
+}
+
+func (d *deps) registry() (*registry.Client, error) {
+	return registry.New(d.env.Config.SchemaRegistry)
+}
+
+func (d *deps) graph(ctx context.Context) (*graph.Graph, error) {
+	st, err := d.env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return graph.New(st, d.env.Now), nil
+}
+
+// record keeps first-seen times of the versions just read; a store failure is logged, not fatal,
+// because the registry answer is still right.
+func (d *deps) record(ctx context.Context, s *subject.Subject) map[int]registry.Seen {
+	if !s.Live || len(s.Raw) == 0 {
+		return nil
+	}
+	st, err := d.env.Store.Get(ctx)
+	if err != nil {
+		d.env.Logger.Warn("cannot record schema versions", "subject", s.Name, "err", err)
+		return nil
+	}
+	seen, err := registry.RecordVersions(ctx, st, d.env.Now(), s.Raw)
+	if err != nil {
+		d.env.Logger.Warn("cannot record schema versions", "subject", s.Name, "err", err)
+		return nil
+	}
+	return seen
+}
+
+// schemaInput is a schema given inline or as a file (a pull request's .avsc, .proto or .json).
+type schemaInput struct {
+	Text, File, Type string
+}
+
+func formatFor(typ, file string) (schema.Format, error) {
+	if typ != "" {
+		return schema.ParseFormat(typ)
+	}
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".avsc", ".avro":
+		return schema.Avro, nil
+	case ".proto":
+		return schema.Protobuf, nil
+	case ".json":
+		return schema.JSON, nil
+	}
+	return schema.Avro, nil
+}
+
+func (in schemaInput) given() bool { return in.Text != "" || in.File != "" }
+
+// load reads and parses the schema; the format comes from schema_type, else the file extension
+// (.avsc, .proto, .json), else the subject's format, else AVRO.
+func (in schemaInput) load(fallback schema.Format) (*schema.Schema, error) {
+	text := in.Text
+	if in.File != "" {
+		if in.Text != "" {
+			return nil, errors.New("give the schema inline or as a file, not both")
+		}
+		b, err := os.ReadFile(in.File)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read schema file: %w (paths are relative to the directory dw-schema runs in)", err)
+		}
+		text = string(b)
+	}
+	var f schema.Format
+	var err error
+	switch {
+	case in.Type != "" || in.File != "":
+		f, err = formatFor(in.Type, in.File)
+	case fallback != "":
+		f = fallback
+	default:
+		f = schema.Avro
+	}
+	if err != nil {
+		return nil, err
+	}
+	return schema.Parse(f, text)
+}
+
+// earlierVersion is an earlier version given in the call, for CI without a registry.
+type earlierVersion struct {
+	Version int    `json:"version,omitempty" jsonschema:"Version number; defaults to its position (1, 2, …)"`
+	Schema  string `json:"schema,omitempty" jsonschema:"The schema text"`
+	File    string `json:"file,omitempty" jsonschema:"Path to the schema file instead of schema"`
+}
+
+// history is the subject's versions: given in the call (offline), else read from the registry.
+func (d *deps) history(ctx context.Context, name, level, policy, schemaType string, earlier []earlierVersion) (*subject.Subject, error) {
+	return d.historyOf(ctx, name, level, policy, schemaType, earlier, false)
+}
+
+// historyOf is history; allowNew treats an unknown subject as one with no versions yet.
+func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType string, earlier []earlierVersion, allowNew bool) (*subject.Subject, error) {
+	if len(earlier) > 0 {
+		var given []subject.Given
+		for i, e := range earlier {
+			in := schemaInput{Text: e.Schema, File: e.File, Type: schemaType}
+			if !in.given() {
+				return nil, fmt.Errorf("earlier_versions[%d] has neither schema nor file", i)
+			}
+			text := e.Schema
+			if e.File != "" {
+				b, err := os.ReadFile(e.File)
+				if err != nil {
+					return nil, fmt.Errorf("earlier_versions[%d]: %w", i, err)
+				}
+				text = string(b)
+			}
+			f, err := formatFor(schemaType, e.File)
+			if err != nil {
+				return nil, err
+			}
+			given = append(given, subject.Given{Version: e.Version, Format: f, Text: text})
+		}
+		lvl, pol, err := levelPolicy(level, policy)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = "(offline)"
+		}
+		return subject.Offline(name, lvl, pol, given)
+	}
+	if name == "" {
+		return nil, errors.New("name the subject (e.g. api-usage-value), or give earlier_versions to check offline")
+	}
+	c, err := d.registry()
+	if err != nil {
+		return nil, fmt.Errorf("%w; or give earlier_versions to check without a registry", err)
+	}
+	load := subject.Load
+	if allowNew {
+		load = subject.LoadOrNew
+	}
+	s, err := load(ctx, c, name)
+	if err != nil {
+		return nil, err
+	}
+	if level != "" || policy != "" {
+		lvl, pol, err := levelPolicy(level, policy)
+		if err != nil {
+			return nil, err
+		}
+		if level != "" {
+			s.Level, s.LevelSource = lvl, "given in the call (the subject's own is "+string(s.Level)+")"
+		}
+		if policy != "" {
+			s.Policy = pol
+		}
+	}
+	d.record(ctx, s)
+	return s, nil
+}
+
+func levelPolicy(level, policy string) (compat.Level, compat.Policy, error) {
+	var lvl compat.Level
+	if level != "" {
+		l, err := compat.ParseLevel(level)
+		if err != nil {
+			return "", "", err
+		}
+		lvl = l
+	}
+	pol, err := compat.ParsePolicy(policy)
+	return lvl, pol, err
+}
+
+func formatOf(s *subject.Subject) schema.Format {
+	if len(s.Versions) > 0 {
+		return s.Versions[len(s.Versions)-1].Schema.Format
+	}
+	return ""
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/compat"
+	"github.com/dataworkers/dw/pkg/schema/gate"
+	"github.com/dataworkers/dw/pkg/schema/impact"
+	"github.com/dataworkers/dw/pkg/schema/subject"
+)
+
+type assessImpactParams struct {
+	Subject         string           `json:"subject" jsonschema:"Subject, e.g. api-usage-value"`
+	Version         int              `json:"version,omitempty" jsonschema:"Registered version to assess; default the latest. Ignored when schema or schema_file is given"`
+	BaseVersion     int              `json:"base_version,omitempty" jsonschema:"Version downstream readers were built against; default the one before"`
+	Schema          string           `json:"schema,omitempty" jsonschema:"A proposed schema to assess instead of a registered version"`
+	SchemaFile      string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file (.avsc, .proto, .json)"`
+	SchemaType      string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	EarlierVersions []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to work without a registry"`
+}
+
+// change is what a version or a proposal changes, judged under the subject's rule.
+type change struct {
+	subj       *subject.Subject
+	old, new   *schema.Schema
+	oldVersion int
+	newVersion int // 0: proposed
+	result     compat.Result
+}
+
+func (d *deps) change(ctx context.Context, name string, in schemaInput, version, base int, level, policy string, earlier []earlierVersion) (*change, error) {
+	s, err := d.history(ctx, name, level, policy, in.Type, earlier)
+	if err != nil {
+		return nil, err
+	}
+	ch := &change{subj: s}
+	if in.given() {
+		if ch.new, err = in.load(formatOf(s)); err != nil {
+			return nil, fmt.Errorf("proposed schema: %w", err)
+		}
+		from, err := s.Get(base)
+		if err != nil {
+			return nil, err
+		}
+		ch.old, ch.oldVersion = from.Schema, from.Version
+		ch.result = compat.Check(s.Level, s.Policy, ch.new, s.Previous(0))
+		return ch, nil
+	}
+	nv, err := s.Get(version)
+	if err != nil {
+		return nil, err
+	}
+	ch.new, ch.newVersion = nv.Schema, nv.Version
+	from, ok := s.Before(nv.Version)
+	if base != 0 {
+		from, err = s.Get(base)
+		if err != nil {
+			return nil, err
+		}
+		ok = true
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s v%d is the first version: nothing changed before it; pass base_version", s.Name, nv.Version)
+	}
+	ch.old, ch.oldVersion = from.Schema, from.Version
+	ch.result = compat.Check(s.Level, s.Policy, ch.new, s.Previous(nv.Version))
+	return ch, nil
+}
+
+func (d *deps) assess(ctx context.Context, ch *change) (impact.Assessment, error) {
+	g, err := d.graph(ctx)
+	if err != nil {
+		return impact.Assessment{}, err
+	}
+	res := ch.result
+	return impact.New(g, d.env.Now).Assess(ctx, impact.Request{Subject: ch.subj.Name, OldVersion: ch.oldVersion, NewVersion: ch.newVersion,
+		Old: ch.old, New: ch.new, Policy: ch.subj.Policy, Compatibility: &res})
+}
+
+type assessImpactResult struct {
+	impact.Assessment
+	Level string `json:"level"`
+	// Incompatibilities under the subject's level, when the change is incompatible.
+	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
+}
+
+func assessImpact(d *deps) mcpkit.Tool {
+	return mcpkit.Read("assess_impact",
+		"What a schema change does downstream, from the context graph: for each removed, renamed, retyped or nullability-changed field, every reader "+
+			"(Flink statements with their pinned schema version and SELECT * flagged, Tableflow tables, warehouse columns, dbt models, dashboards, jobs, external sinks), "+
+			"what happens to it in one sentence and its severity. Verdict: incompatible / compatible but breaks N readers / compatible and safe.",
+		func(ctx context.Context, p assessImpactParams) (assessImpactResult, error) {
+			ch, err := d.change(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Version, p.BaseVersion, "", "", p.EarlierVersions)
+			if err != nil {
+				return assessImpactResult{}, err
+			}
+			a, err := d.assess(ctx, ch)
+			if err != nil {
+				return assessImpactResult{}, err
+			}
+			return assessImpactResult{Assessment: a, Level: string(ch.subj.Level), Incompatibilities: ch.result.Incompatibilities}, nil
+		})
+}
+
+type checkSchemaChangeParams struct {
+	Subject               string           `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
+	Schema                string           `json:"schema,omitempty" jsonschema:"The proposed schema text"`
+	SchemaFile            string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
+	SchemaType            string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	Level                 string           `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
+	Policy                string           `json:"policy,omitempty" jsonschema:"STRICT (default) or LENIENT"`
+	EarlierVersions       []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to run without a registry"`
+	BlockOn               []string         `json:"block_on,omitempty" jsonschema:"Severities of broken readers that block: low, medium, high, critical (default high and critical)"`
+	AllowIncompatible     bool             `json:"allow_incompatible,omitempty" jsonschema:"Let a change the registry would refuse pass the gate"`
+	BlockOnUnknownLineage bool             `json:"block_on_unknown_lineage,omitempty" jsonschema:"Block when the context graph does not know the subject"`
+}
+
+type checkSchemaChangeResult struct {
+	gate.Decision
+	Subject           string                   `json:"subject"`
+	Level             string                   `json:"level"`
+	LevelSource       string                   `json:"level_source"`
+	Compatible        bool                     `json:"compatible"`
+	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
+	Registry          registryView             `json:"registry"`
+	Impact            impact.Assessment        `json:"impact"`
+}
+
+func checkSchemaChange(d *deps) mcpkit.Tool {
+	return mcpkit.Read("check_schema_change",
+		"The CI gate for a schema change (e.g. a pull request's .avsc): registry compatibility plus downstream impact under a policy of which reader severities block. "+
+			"Sets failed=true when it blocks, so `dw-schema call check_schema_change` exits 1. Works without a registry when given earlier_versions.",
+		func(ctx context.Context, p checkSchemaChangeParams) (checkSchemaChangeResult, error) {
+			blockOn, err := gate.ParseBlockOn(p.BlockOn)
+			if err != nil {
+				return checkSchemaChangeResult{}, err
+			}
+			in := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}
+			if !in.given() {
+				return checkSchemaChangeResult{}, fmt.Errorf("give the proposed schema as schema (text) or schema_file (a path)")
+			}
+			j, err := d.judge(ctx, p.Subject, in, p.Level, p.Policy, p.EarlierVersions)
+			if err != nil {
+				return checkSchemaChangeResult{}, err
+			}
+			latest, err := j.subj.Get(0)
+			if err != nil {
+				// A first version: nothing to be compatible with, and nothing can read it yet.
+				return checkSchemaChangeResult{
+					Decision: gate.Decision{Verdict: "compatible and safe", BlockOn: blockOn, Blocking: []impact.Reader{},
+						Reasons: []string{"first version of " + j.subj.Name + ": no earlier version to be compatible with and no reader of it yet"}},
+					Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource, Compatible: true,
+					Incompatibilities: []compat.Incompatibility{}, Registry: j.registry,
+					Impact: impact.Assessment{Subject: j.subj.Name, Changes: []schema.Change{}, Readers: []impact.Reader{}, Compatible: true,
+						Verdict: "compatible and safe", LineageKnown: true}}, nil
+			}
+			ch := &change{subj: j.subj, old: latest.Schema, oldVersion: latest.Version, new: j.proposed, result: j.result}
+			a, err := d.assess(ctx, ch)
+			if err != nil {
+				return checkSchemaChangeResult{}, err
+			}
+			dec := gate.Decide(gate.Policy{BlockOn: blockOn, AllowIncompatible: p.AllowIncompatible, BlockOnUnknownLineage: p.BlockOnUnknownLineage}, j.result, &a)
+			return checkSchemaChangeResult{Decision: dec, Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
+				Compatible: j.result.Compatible, Incompatibilities: j.result.Incompatibilities, Registry: j.registry, Impact: a}, nil
+		})
+}

@@ -1,0 +1,62 @@
+package gate_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/schema/compat"
+	"github.com/dataworkers/dw/pkg/schema/gate"
+	"github.com/dataworkers/dw/pkg/schema/impact"
+)
+
+func readers(sev ...impact.Severity) *impact.Assessment {
+	a := &impact.Assessment{LineageKnown: true, Compatible: true}
+	for i, s := range sev {
+		a.Readers = append(a.Readers, impact.Reader{Name: "r" + string(rune('a'+i)), Breaks: true, Severity: s, SeverityReason: "test"})
+		a.Broken++
+	}
+	if a.Broken > 0 {
+		a.Verdict = "compatible but breaks readers"
+	} else {
+		a.Verdict = "compatible and safe"
+	}
+	return a
+}
+
+func TestGateDecisions(t *testing.T) {
+	ok := compat.Result{Compatible: true, Level: compat.Backward}
+	bad := compat.Result{Compatible: false, Level: compat.Backward, Incompatibilities: []compat.Incompatibility{{Type: "TYPE_MISMATCH", OldVersion: 11, Message: "m"}}}
+	cases := []struct {
+		name   string
+		p      gate.Policy
+		res    compat.Result
+		a      *impact.Assessment
+		failed bool
+		reason string
+	}{
+		{"safe passes", gate.Policy{}, ok, readers(), false, "no reader breaks"},
+		{"low reader passes the default policy", gate.Policy{}, ok, readers(impact.Low), false, "none of a blocking severity"},
+		{"high reader blocks by default", gate.Policy{}, ok, readers(impact.Low, impact.High), true, "breaks 1 reader(s)"},
+		{"critical-only policy lets high through", gate.Policy{BlockOn: []impact.Severity{impact.Critical}}, ok, readers(impact.High), false, "none of a blocking severity"},
+		{"incompatible blocks", gate.Policy{}, bad, readers(), true, "error_code 40901"},
+		{"incompatible allowed", gate.Policy{AllowIncompatible: true}, bad, readers(), false, "allowed by policy"},
+		{"unknown lineage warns", gate.Policy{}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, false, "not blocking"},
+		{"unknown lineage blocks on request", gate.Policy{BlockOnUnknownLineage: true}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, true, "downstream readers unknown"},
+	}
+	for _, c := range cases {
+		d := gate.Decide(c.p, c.res, c.a)
+		if d.Failed != c.failed || !strings.Contains(strings.Join(d.Reasons, " | "), c.reason) {
+			t.Errorf("%s: failed=%v reasons=%v", c.name, d.Failed, d.Reasons)
+		}
+	}
+}
+
+func TestParseBlockOn(t *testing.T) {
+	s, err := gate.ParseBlockOn([]string{"High", "critical"})
+	if err != nil || len(s) != 2 || s[0] != impact.High {
+		t.Fatal(s, err)
+	}
+	if _, err := gate.ParseBlockOn([]string{"severe"}); err == nil {
+		t.Fatal("want error")
+	}
+}
