@@ -1,0 +1,237 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Change types a blast radius can be asked about (names mirror the reference product).
+const (
+	ChangeColumnDrop       = "column_drop"
+	ChangeColumnRename     = "column_rename"
+	ChangeColumnTypeChange = "column_type_change"
+	ChangeTableDrop        = "table_drop"
+	ChangeModelRefactor    = "model_refactor"
+)
+
+// BlastRadiusRequest names what changes: an asset as a whole, or some of its fields.
+type BlastRadiusRequest struct {
+	Asset URN
+	// Fields of Asset that change; empty means the whole asset.
+	Fields []string
+	// ChangeType is one of the Change* constants; column changes need Fields.
+	ChangeType   string
+	MaxDepth     int
+	IncludeStale bool
+}
+
+// Impact is one downstream asset.
+type Impact struct {
+	URN    URN    `json:"urn"`
+	System string `json:"system"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Depth  int    `json:"depth"`
+	// Fields reached through field-level lineage (empty when reached only as a whole).
+	Fields []string `json:"fields,omitempty"`
+	// TableLevel: reached through an edge that does not say which fields it reads.
+	TableLevel  bool     `json:"table_level,omitempty"`
+	Owners      []string `json:"owners,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Criticality string   `json:"criticality,omitempty"`
+	Critical    bool     `json:"critical,omitempty"`
+	Stale       bool     `json:"stale,omitempty"`
+	// Via is the node it was first reached from.
+	Via FieldRef `json:"via"`
+}
+
+// ScheduledJob is an impacted job with a schedule.
+type ScheduledJob struct {
+	URN      URN        `json:"urn"`
+	Name     string     `json:"name"`
+	Schedule string     `json:"schedule"`
+	NextRun  *time.Time `json:"next_run,omitempty"`
+	// Note explains a missing NextRun (paused job, unparsable schedule).
+	Note   string   `json:"note,omitempty"`
+	Owners []string `json:"owners,omitempty"`
+}
+
+// OwnerNotice is who to tell about which impacted assets.
+type OwnerNotice struct {
+	Owner  string `json:"owner"`
+	Assets []URN  `json:"assets"`
+}
+
+// SystemGroup lists impacted assets of one system by kind.
+type SystemGroup struct {
+	System string           `json:"system"`
+	Kinds  map[string][]URN `json:"kinds"`
+}
+
+// BlastRadius is everything downstream of a change.
+type BlastRadius struct {
+	Start      []FieldRef `json:"start"`
+	ChangeType string     `json:"change_type,omitempty"`
+	// FieldLevel: assets reached through field-level lineage, with the fields reached.
+	FieldLevel []Impact `json:"field_level"`
+	// TableLevel: assets reached only through table-level edges (which fields they read is unknown).
+	TableLevel    []Impact       `json:"table_level"`
+	BySystem      []SystemGroup  `json:"by_system"`
+	Owners        []OwnerNotice  `json:"owners_to_notify"`
+	Critical      []URN          `json:"critical"`
+	ExternalSinks []URN          `json:"external_sinks"`
+	ScheduledJobs []ScheduledJob `json:"scheduled_jobs"`
+	Total         int            `json:"total"`
+	Truncated     bool           `json:"truncated,omitempty"`
+	ComputedAt    time.Time      `json:"computed_at"`
+}
+
+// BlastRadius finds every asset downstream of the change, keeping field-level impact apart from
+// table-level, with owners, criticality, external sinks and each scheduled job's next run (from
+// its cron schedule and the graph's clock).
+func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastRadius, error) {
+	switch req.ChangeType {
+	case "", ChangeTableDrop, ChangeModelRefactor:
+	case ChangeColumnDrop, ChangeColumnRename, ChangeColumnTypeChange:
+		if len(req.Fields) == 0 {
+			return BlastRadius{}, fmt.Errorf("change type %s needs the column: pass column_name (or fields)", req.ChangeType)
+		}
+	default:
+		return BlastRadius{}, fmt.Errorf("change type %q: want column_drop, column_rename, column_type_change, table_drop or model_refactor", req.ChangeType)
+	}
+	now := g.now()
+	var start []FieldRef
+	if len(req.Fields) == 0 || req.ChangeType == ChangeTableDrop {
+		start = []FieldRef{{Asset: req.Asset}}
+	} else {
+		for _, f := range req.Fields {
+			start = append(start, req.Asset.Field(f))
+		}
+	}
+	lin, err := g.Traverse(ctx, start, TraverseOptions{Direction: Downstream, MaxDepth: req.MaxDepth, IncludeStale: req.IncludeStale, SkipHops: true})
+	if err != nil {
+		return BlastRadius{}, err
+	}
+	br := BlastRadius{Start: start, ChangeType: req.ChangeType, Truncated: lin.Truncated, ComputedAt: now,
+		FieldLevel: []Impact{}, TableLevel: []Impact{}, BySystem: []SystemGroup{}, Owners: []OwnerNotice{},
+		Critical: []URN{}, ExternalSinks: []URN{}, ScheduledJobs: []ScheduledJob{}}
+
+	startAssets := map[URN]bool{req.Asset: true}
+	impacts := map[URN]*Impact{}
+	var order []URN
+	for _, n := range lin.Nodes {
+		if startAssets[n.Node.Asset] && n.Node.Path == "" {
+			continue
+		}
+		im := impacts[n.Node.Asset]
+		if im == nil {
+			im = &Impact{URN: n.Node.Asset, Depth: n.Depth, Via: n.Via}
+			impacts[n.Node.Asset] = im
+			order = append(order, n.Node.Asset)
+		}
+		if n.Node.Path == "" {
+			im.TableLevel = true
+		} else if !(startAssets[n.Node.Asset] && contains(req.Fields, n.Node.Path)) {
+			im.Fields = append(im.Fields, n.Node.Path)
+		}
+	}
+	assets, err := g.assetsByURN(ctx, order)
+	if err != nil {
+		return BlastRadius{}, err
+	}
+	groups := map[string]map[string][]URN{}
+	owners := map[string][]URN{}
+	for _, u := range order {
+		im := impacts[u]
+		if startAssets[u] && len(im.Fields) == 0 && !im.TableLevel {
+			continue
+		}
+		a := assets[u]
+		im.System, im.Kind, im.Name = a.System, a.Kind, a.Name
+		im.Owners, im.Tags, im.Criticality, im.Stale = a.Owners, a.Tags, a.Criticality, a.Stale
+		im.Critical = criticalityRank[a.Criticality] >= criticalityRank["high"] ||
+			contains(a.Tags, TagMoney) || contains(a.Tags, TagCustomerFacing) || contains(a.Tags, TagPII) || contains(a.Tags, TagExternal)
+		sort.Strings(im.Fields)
+		if len(im.Fields) > 0 {
+			br.FieldLevel = append(br.FieldLevel, *im)
+		} else {
+			br.TableLevel = append(br.TableLevel, *im)
+		}
+		if groups[a.System] == nil {
+			groups[a.System] = map[string][]URN{}
+		}
+		groups[a.System][a.Kind] = append(groups[a.System][a.Kind], u)
+		for _, o := range a.Owners {
+			owners[o] = append(owners[o], u)
+		}
+		if im.Critical {
+			br.Critical = append(br.Critical, u)
+		}
+		if a.Kind == KindExternalSink || a.System == SystemSink {
+			br.ExternalSinks = append(br.ExternalSinks, u)
+		}
+		if a.Schedule != "" {
+			job := ScheduledJob{URN: u, Name: a.Name, Schedule: a.Schedule, Owners: a.Owners}
+			if strings.EqualFold(a.Attrs["paused"], "true") {
+				job.Note = "paused: no run is scheduled until it is unpaused"
+			} else if s, err := ParseSchedule(a.Schedule); err != nil {
+				job.Note = err.Error()
+			} else {
+				next := s.Next(now)
+				job.NextRun = &next
+			}
+			br.ScheduledJobs = append(br.ScheduledJobs, job)
+		}
+		br.Total++
+	}
+	for sys, kinds := range groups {
+		br.BySystem = append(br.BySystem, SystemGroup{System: sys, Kinds: kinds})
+	}
+	sort.Slice(br.BySystem, func(i, j int) bool { return br.BySystem[i].System < br.BySystem[j].System })
+	for o, us := range owners {
+		br.Owners = append(br.Owners, OwnerNotice{Owner: o, Assets: us})
+	}
+	sort.Slice(br.Owners, func(i, j int) bool { return br.Owners[i].Owner < br.Owners[j].Owner })
+	sort.Slice(br.ScheduledJobs, func(i, j int) bool {
+		a, b := br.ScheduledJobs[i].NextRun, br.ScheduledJobs[j].NextRun
+		if a == nil || b == nil {
+			return b == nil && a != nil
+		}
+		return a.Before(*b)
+	})
+	return br, nil
+}
+
+func (g *Graph) assetsByURN(ctx context.Context, urns []URN) (map[URN]*Asset, error) {
+	list, _ := json.Marshal(urns)
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT id FROM graph_assets WHERE urn IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("graph: find assets: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	m, err := g.loadAssets(ctx, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[URN]*Asset, len(m))
+	for _, a := range m {
+		out[a.URN] = a
+	}
+	return out, nil
+}

@@ -1,0 +1,279 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+func newGraph(t testing.TB, now time.Time) *Graph {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return New(st, func() time.Time { return now })
+}
+
+func mustImport(t testing.TB, g *Graph, b Batch) ImportResult {
+	t.Helper()
+	r, err := g.Import(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func fe(from, to string, kind EdgeKind) Edge {
+	f, err := ParseFieldRef(from)
+	if err != nil {
+		panic(err)
+	}
+	tt, err := ParseFieldRef(to)
+	if err != nil {
+		panic(err)
+	}
+	return Edge{From: f, To: tt, Kind: kind}
+}
+
+func TestParseURNAndFieldRef(t *testing.T) {
+	for _, ok := range []string{"kafka:topic/usage-events", "warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY", "openlineage:s3://b/k"} {
+		if _, err := ParseURN(ok); err != nil {
+			t.Errorf("ParseURN(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "nocolon", ":x", "Kafka:topic/x", "kafka:", "kafka:a#b", "kafka:a\x00"} {
+		if _, err := ParseURN(bad); err == nil {
+			t.Errorf("ParseURN(%q) accepted", bad)
+		}
+	}
+	f, err := ParseFieldRef("schema:api-usage-value#payload.response_bytes")
+	if err != nil || f.Asset != "schema:api-usage-value" || f.Path != "payload.response_bytes" {
+		t.Errorf("ParseFieldRef: %+v %v", f, err)
+	}
+	if got := WarehouseURN("snowflake", `"Analytics"`, "usage", "usage_hourly"); got != "warehouse:snowflake/Analytics.USAGE.USAGE_HOURLY" {
+		t.Errorf("WarehouseURN = %s", got)
+	}
+	if got := SplitRelation(`"DB"."SCH.EMA"."T"`); len(got) != 3 || got[1] != `"SCH.EMA"` {
+		t.Errorf("SplitRelation = %q", got)
+	}
+}
+
+func TestReimportMarksVanishedStaleAndRevivesReturning(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC))
+	b := Batch{Source: "test:a",
+		Assets: []Asset{{URN: "kafka:topic/a", Kind: KindKafkaTopic}, {URN: "kafka:topic/b", Kind: KindKafkaTopic}},
+		Fields: []Field{{Asset: "kafka:topic/a", Path: "x"}, {Asset: "kafka:topic/a", Path: "y"}},
+		Edges:  []Edge{fe("kafka:topic/a#x", "kafka:topic/b#x", EdgeIdentity)}}
+	mustImport(t, g, b)
+	r := mustImport(t, g, Batch{Source: "test:a", Assets: b.Assets[:1], Fields: b.Fields[:1]})
+	if r.Stale != (Counts{Assets: 1, Fields: 1, Edges: 1}) {
+		t.Fatalf("stale %+v", r.Stale)
+	}
+	a, err := g.Get(ctx, "kafka:topic/b")
+	if err != nil || !a.Stale {
+		t.Fatalf("b should be stale, not deleted: %+v %v", a, err)
+	}
+	lin, err := g.Downstream(ctx, []FieldRef{{Asset: "kafka:topic/a", Path: "x"}}, 0)
+	if err != nil || len(lin.Nodes) != 0 {
+		t.Fatalf("stale edge followed: %+v %v", lin.Nodes, err)
+	}
+	lin, err = g.Traverse(ctx, []FieldRef{{Asset: "kafka:topic/a", Path: "x"}}, TraverseOptions{IncludeStale: true})
+	if err != nil || len(lin.Nodes) != 1 {
+		t.Fatalf("include_stale should follow it: %+v %v", lin.Nodes, err)
+	}
+	r = mustImport(t, g, b)
+	if a, _ := g.Get(ctx, "kafka:topic/b"); a.Stale {
+		t.Error("b came back but is still stale")
+	}
+	if r.Stale != (Counts{}) {
+		t.Errorf("nothing vanished, got %+v", r.Stale)
+	}
+}
+
+func TestAnotherSourcesClaimsSurviveAReimport(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "dbt", Assets: []Asset{{URN: "dbt:model.p.m", Kind: KindDBTModel, Owners: []string{"a@x"}}}})
+	mustImport(t, g, Batch{Source: "catalog", Assets: []Asset{{URN: "dbt:model.p.m", Owners: []string{"b@x"}, Tags: []string{TagMoney}, Criticality: "high"}}})
+	mustImport(t, g, Batch{Source: "dbt"}) // the model left dbt
+	a, err := g.Get(ctx, "dbt:model.p.m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stale || len(a.Owners) != 1 || a.Owners[0] != "b@x" || a.Kind != KindDBTModel {
+		// The catalog's claim is live; the dbt claim is stale and no longer counts, but the kind
+		// is taken from the URN.
+		t.Errorf("merged asset %+v", a)
+	}
+	if len(a.Claims) != 2 {
+		t.Errorf("claims %+v", a.Claims)
+	}
+}
+
+func TestMergeUnitesOwnersAndTagsAndKeepsHighestCriticality(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s1", Assets: []Asset{{URN: "bi:sigma/w", Kind: KindBIWorkbook, Name: "W", Owners: []string{"a"}, Tags: []string{"money"}, Criticality: "high"}}})
+	mustImport(t, g, Batch{Source: "s2", Assets: []Asset{{URN: "bi:sigma/w", Owners: []string{"b"}, Tags: []string{"pii"}, Criticality: "low", Domain: "billing"}}})
+	a, err := g.Get(ctx, "bi:sigma/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(a.Owners, ",") != "a,b" || strings.Join(a.Tags, ",") != "money,pii" || a.Criticality != "high" || a.Domain != "billing" || a.Name != "W" {
+		t.Errorf("merged %+v", a)
+	}
+}
+
+func TestResolveNeverGuesses(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s", Assets: []Asset{
+		{URN: "dbt:model.p.orders", Name: "orders"}, {URN: "warehouse:snowflake/DB.S.ORDERS", Name: "DB.S.ORDERS"},
+		{URN: "dbt:model.p.raw_orders", Name: "raw_orders"}, {URN: "kafka:topic/usage-events", Name: "usage-events"}}})
+	_, err := g.Resolve(ctx, "orders")
+	var amb *AmbiguousError
+	if !errors.As(err, &amb) || len(amb.Candidates) != 2 {
+		t.Fatalf("orders: want 2 candidates (not raw_orders), got %v", err)
+	}
+	if u, err := g.Resolve(ctx, "usage-events"); err != nil || u != "kafka:topic/usage-events" {
+		t.Errorf("usage-events: %s %v", u, err)
+	}
+	if u, err := g.Resolve(ctx, "raw_orders"); err != nil || u != "dbt:model.p.raw_orders" {
+		t.Errorf("raw_orders: %s %v", u, err)
+	}
+	_, err = g.Resolve(ctx, "order")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || len(nf.Suggestions) == 0 {
+		t.Errorf("order: want not found with suggestions, got %v", err)
+	}
+	if _, err := g.Resolve(ctx, "100%_"); !errors.As(err, &nf) {
+		t.Errorf("LIKE metacharacters must not match: %v", err)
+	}
+}
+
+// A table-level reader of an asset whose field-level lineage is known elsewhere is not reached
+// from an unrelated field; one with no field-level knowledge is reached as a whole.
+func TestFieldTraversalRules(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s", Edges: []Edge{
+		fe("schema:s", "kafka:topic/t", EdgeSchemaOf),
+		fe("kafka:topic/t#a", "flink:statement/q#a2", EdgeAggregation),
+		fe("kafka:topic/t#b", "flink:statement/q#b2", EdgeIdentity),
+		fe("kafka:topic/t", "flink:statement/q", EdgeReads),
+		fe("kafka:topic/t", "connect:connector/sink", EdgeReads), // table-level only
+		fe("flink:statement/q#a2", "kafka:topic/out#a2", EdgeIdentity),
+		fe("flink:statement/q#b2", "kafka:topic/out#b2", EdgeIdentity),
+		fe("kafka:topic/out", "tableflow:out", EdgeMaterializes),
+		fe("tableflow:out#B2", "dbt:model.p.m#bee", EdgeTransformation),
+	}})
+	lin, err := g.Downstream(ctx, []FieldRef{{Asset: "schema:s", Path: "a"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, n := range lin.Nodes {
+		got[n.Node.String()] = true
+	}
+	for _, want := range []string{"kafka:topic/t#a", "flink:statement/q#a2", "kafka:topic/out#a2", "tableflow:out#a2", "connect:connector/sink"} {
+		if !got[want] {
+			t.Errorf("missing %s in %v", want, got)
+		}
+	}
+	for _, not := range []string{"flink:statement/q", "kafka:topic/out#b2", "dbt:model.p.m#bee"} {
+		if got[not] {
+			t.Errorf("reached %s from field a", not)
+		}
+	}
+	// b reaches the model through a case-insensitive materialized field.
+	lin, _ = g.Downstream(ctx, []FieldRef{{Asset: "schema:s", Path: "b"}}, 0)
+	found := false
+	for _, n := range lin.Nodes {
+		found = found || n.Node.String() == "dbt:model.p.m#bee"
+	}
+	if !found {
+		t.Errorf("b should reach dbt:model.p.m#bee: %+v", lin.Nodes)
+	}
+	// Depth limits are reported.
+	lin, _ = g.Downstream(ctx, []FieldRef{{Asset: "schema:s", Path: "b"}}, 2)
+	if !lin.Truncated {
+		t.Error("depth 2 should truncate")
+	}
+}
+
+func TestBlastRadiusNextRunUsesTheCronAndTheClock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 8, 14, 23, 30, 0, 0, time.UTC)
+	g := newGraph(t, now)
+	mustImport(t, g, Batch{Source: "s",
+		Assets: []Asset{{URN: "job:airflow/a", Schedule: "0 23 * * *", Tags: []string{TagExternal}},
+			{URN: "job:airflow/b", Schedule: "CRON_TZ=Europe/Berlin 0 6 * * *"},
+			{URN: "job:airflow/c", Schedule: "@hourly", Attrs: map[string]string{"paused": "true"}}},
+		Edges: []Edge{fe("dbt:model.p.m", "job:airflow/a", EdgeReads), fe("dbt:model.p.m", "job:airflow/b", EdgeReads), fe("dbt:model.p.m", "job:airflow/c", EdgeReads)}})
+	br, err := g.BlastRadius(ctx, BlastRadiusRequest{Asset: "dbt:model.p.m", ChangeType: ChangeTableDrop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[URN]string{}
+	for _, j := range br.ScheduledJobs {
+		if j.NextRun != nil {
+			next[j.URN] = j.NextRun.UTC().Format(time.RFC3339)
+		} else {
+			next[j.URN] = j.Note
+		}
+	}
+	if next["job:airflow/a"] != "2026-08-15T23:00:00Z" || next["job:airflow/b"] != "2026-08-15T04:00:00Z" || !strings.HasPrefix(next["job:airflow/c"], "paused") {
+		t.Errorf("next runs %v", next)
+	}
+	if len(br.Critical) != 1 || br.Critical[0] != "job:airflow/a" {
+		t.Errorf("critical %v", br.Critical)
+	}
+	if _, err := g.BlastRadius(ctx, BlastRadiusRequest{Asset: "dbt:model.p.m", ChangeType: ChangeColumnDrop}); err == nil {
+		t.Error("column_drop without a column accepted")
+	}
+}
+
+func TestBatchValidation(t *testing.T) {
+	g := newGraph(t, time.Now())
+	for _, b := range []Batch{
+		{},
+		{Source: "s", Assets: []Asset{{URN: "bad"}}},
+		{Source: "s", Assets: []Asset{{URN: "job:a/b", Schedule: "every day"}}},
+		{Source: "s", Assets: []Asset{{URN: "job:a/b", Criticality: "urgent"}}},
+		{Source: "s", Edges: []Edge{{From: FieldRef{Asset: "a:b"}, To: FieldRef{Asset: "a:c"}}}},
+		{Source: "s", Edges: []Edge{fe("a:b", "a:b", EdgeReads)}},
+		{Source: "s", Fields: []Field{{Asset: "a:b"}}},
+	} {
+		if _, err := g.Import(context.Background(), b); err == nil {
+			t.Errorf("accepted %+v", b)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s",
+		Assets: []Asset{{URN: "bi:sigma/revenue-today", Name: "Revenue today", Tags: []string{"money"}}, {URN: "dbt:model.p.revenue_daily", Name: "revenue_daily"}},
+		Fields: []Field{{Asset: "dbt:model.p.revenue_daily", Path: "egress_bytes"}}})
+	hits, err := g.Search(ctx, SearchQuery{Text: "revenue"})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("%+v %v", hits, err)
+	}
+	hits, _ = g.Search(ctx, SearchQuery{Text: "egress"})
+	if len(hits) != 1 || hits[0].MatchedFields[0] != "egress_bytes" {
+		t.Errorf("field search %+v", hits)
+	}
+	hits, _ = g.Search(ctx, SearchQuery{Tags: []string{"money"}})
+	if len(hits) != 1 || hits[0].URN != "bi:sigma/revenue-today" {
+		t.Errorf("tag search %+v", hits)
+	}
+}

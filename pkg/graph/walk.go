@@ -1,0 +1,292 @@
+package graph
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// Traverse walks the graph breadth-first from start. Rules, downstream (upstream mirrors them):
+//   - from field f of A, a field-level edge A#f → B#g reaches B#g (or B as a whole when g is empty);
+//   - from field f of A, a table-level edge A → B of a field-preserving kind (schema_of,
+//     materializes) reaches B#f;
+//   - from field f of A, another table-level edge A → B reaches B as a whole only when no
+//     field-level edge from A to B is known (then we cannot tell which fields B reads);
+//   - from A as a whole, every edge out of A reaches its target as a whole.
+//
+// Field paths match case-insensitively (warehouses fold identifier case). The walk runs inside
+// SQLite, one INSERT … SELECT per BFS level into a connection's temporary tables, so edges never
+// cross into Go: only the reached nodes (and, for lineage, the followed hops) come back.
+func (g *Graph) Traverse(ctx context.Context, start []FieldRef, opt TraverseOptions) (Lineage, error) {
+	if opt.Direction == "" {
+		opt.Direction = Downstream
+	}
+	if opt.Direction != Downstream && opt.Direction != Upstream {
+		return Lineage{}, fmt.Errorf("direction %q: want downstream or upstream", opt.Direction)
+	}
+	if opt.MaxDepth <= 0 {
+		opt.MaxDepth = DefaultMaxDepth
+	}
+	if opt.MaxDepth > MaxDepthLimit {
+		opt.MaxDepth = MaxDepthLimit
+	}
+	if opt.MaxHops <= 0 {
+		opt.MaxHops = 10000
+	}
+	if len(start) == 0 {
+		return Lineage{}, fmt.Errorf("traverse: no start asset")
+	}
+	ids, err := g.assetIDs(ctx, start)
+	if err != nil {
+		return Lineage{}, err
+	}
+	conn, err := g.st.DB.Conn(ctx)
+	if err != nil {
+		return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+	}
+	defer conn.Close()
+	w := &walker{conn: conn, opt: opt}
+	w.sql()
+	if err := w.reset(ctx); err != nil {
+		return Lineage{}, err
+	}
+	// Leave the pooled connection's temporary table empty for its next user.
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DELETE FROM temp.dw_reach; DELETE FROM temp.dw_hops`)
+	for i, s := range start {
+		if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field) VALUES (?, ?, ?, 0, ?, ?)`,
+			ids[i], strings.ToLower(s.Path), s.Path, ids[i], strings.ToLower(s.Path)); err != nil {
+			return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+		}
+	}
+	out := Lineage{Direction: opt.Direction, Start: start}
+	for depth := 1; ; depth++ {
+		if err := ctx.Err(); err != nil {
+			return Lineage{}, err
+		}
+		if depth > opt.MaxDepth {
+			var more bool
+			if err := conn.QueryRowContext(ctx, w.moreQ, depth-1, opt.IncludeStale).Scan(&more); err != nil {
+				return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+			}
+			out.Truncated = more
+			break
+		}
+		n, err := w.step(ctx, depth)
+		if err != nil {
+			return Lineage{}, fmt.Errorf("graph: traverse level %d: %w", depth, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if err := w.nodes(ctx, &out); err != nil {
+		return Lineage{}, err
+	}
+	if !opt.SkipHops {
+		if err := w.hops(ctx, &out); err != nil {
+			return Lineage{}, err
+		}
+	}
+	return out, nil
+}
+
+type walker struct {
+	conn                                     *sql.Conn
+	opt                                      TraverseOptions
+	stepQ, hopStepQ, hopReachQ, moreQ, hopsQ string
+	near, far, nearF, farF                   string
+}
+
+// step reaches the nodes at depth. For lineage the followed edges are first recorded in dw_hops
+// (one evaluation of the rules), and the new nodes copied from there.
+func (w *walker) step(ctx context.Context, depth int) (int64, error) {
+	if w.opt.SkipHops {
+		res, err := w.conn.ExecContext(ctx, w.stepQ, depth, depth-1, w.opt.IncludeStale, w.opt.IncludeStale)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	if _, err := w.conn.ExecContext(ctx, w.hopStepQ, depth, depth-1, w.opt.IncludeStale, w.opt.IncludeStale); err != nil {
+		return 0, err
+	}
+	res, err := w.conn.ExecContext(ctx, w.hopReachQ, depth, depth)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// sql builds the direction's statements. For upstream the edge is read backwards: its to_id is the
+// near end.
+func (w *walker) sql() {
+	w.near, w.far, w.nearF, w.farF = "from_id", "to_id", "from_field", "to_field"
+	if w.opt.Direction == Upstream {
+		w.near, w.far, w.nearF, w.farF = "to_id", "from_id", "to_field", "from_field"
+	}
+	// The rules of Traverse, as a join condition between a reached node f and an edge e.
+	rule := fmt.Sprintf(`(e.stale = 0 OR ?) AND (
+		f.field = ''
+		OR (e.%[1]s <> '' AND lower(e.%[1]s) = f.field)
+		OR (e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes'))
+		OR (e.%[1]s = '' AND NOT EXISTS (SELECT 1 FROM graph_edges x WHERE x.%[2]s = f.id AND x.%[3]s = e.%[3]s
+			AND x.%[1]s <> '' AND (x.stale = 0 OR ?))))`, w.nearF, w.near, w.far)
+	toField := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.field ELSE lower(e.%[2]s) END`, w.nearF, w.farF)
+	toDisp := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.disp ELSE e.%[2]s END`, w.nearF, w.farF)
+	w.stepQ = fmt.Sprintf(`INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
+		SELECT e.%s, %s, %s, ?, f.id, f.field
+		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
+		WHERE f.depth = ? AND %s`, w.far, toField, toDisp, w.near, rule)
+	w.hopStepQ = fmt.Sprintf(`INSERT INTO temp.dw_hops(from_id, from_field, to_id, to_field, to_disp, edge_id, depth)
+		SELECT f.id, f.field, e.%s, %s, %s, e.id, ?
+		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
+		WHERE f.depth = ? AND %s`, w.far, toField, toDisp, w.near, rule)
+	w.hopReachQ = `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
+		SELECT to_id, to_field, to_disp, ?, from_id, from_field FROM temp.dw_hops WHERE depth = ? ORDER BY rowid`
+	w.moreQ = fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id WHERE f.depth = ? AND (e.stale = 0 OR ?))`, w.near)
+	w.hopsQ = `SELECT h.from_id, h.from_field, h.depth, h.to_id, h.to_field, e.kind, e.source, e.transformation, e.observed_at, e.stale
+		FROM temp.dw_hops h JOIN graph_edges e ON e.id = h.edge_id ORDER BY h.rowid LIMIT ?`
+}
+
+func (w *walker) reset(ctx context.Context) error {
+	for _, q := range []string{
+		// Per-connection tuning for walks over large graphs: the reached set lives in memory, and
+		// index pages are cached and memory-mapped instead of read through syscalls page by page.
+		`PRAGMA temp_store = MEMORY`,
+		`PRAGMA cache_size = -65536`,
+		`PRAGMA mmap_size = 268435456`,
+		`CREATE TEMP TABLE IF NOT EXISTS dw_reach (id INTEGER NOT NULL, field TEXT NOT NULL, disp TEXT NOT NULL,
+			depth INTEGER NOT NULL, via_id INTEGER NOT NULL, via_field TEXT NOT NULL, PRIMARY KEY (id, field))`,
+		`CREATE INDEX IF NOT EXISTS temp.dw_reach_depth ON dw_reach (depth)`,
+		`CREATE TEMP TABLE IF NOT EXISTS dw_hops (from_id INTEGER NOT NULL, from_field TEXT NOT NULL, to_id INTEGER NOT NULL,
+			to_field TEXT NOT NULL, to_disp TEXT NOT NULL, edge_id INTEGER NOT NULL, depth INTEGER NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS temp.dw_hops_depth ON dw_hops (depth)`,
+		`DELETE FROM temp.dw_reach`,
+		`DELETE FROM temp.dw_hops`,
+	} {
+		if _, err := w.conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("graph: traverse: %w", err)
+		}
+	}
+	return nil
+}
+
+type rnode struct {
+	urn  URN
+	disp string
+}
+
+func (w *walker) nodes(ctx context.Context, out *Lineage) error {
+	rows, err := w.conn.QueryContext(ctx, `SELECT a.urn, r.disp, r.depth, va.urn, v.disp
+		FROM temp.dw_reach r JOIN graph_assets a ON a.id = r.id
+		JOIN temp.dw_reach v ON v.id = r.via_id AND v.field = r.via_field
+		JOIN graph_assets va ON va.id = v.id
+		WHERE r.depth > 0 ORDER BY r.depth, a.urn, r.field`)
+	if err != nil {
+		return fmt.Errorf("graph: traverse: %w", err)
+	}
+	defer rows.Close()
+	out.Nodes = []Reached{}
+	for rows.Next() {
+		var n Reached
+		var urn, via string
+		if err := rows.Scan(&urn, &n.Node.Path, &n.Depth, &via, &n.Via.Path); err != nil {
+			return err
+		}
+		n.Node.Asset, n.Via.Asset = URN(urn), URN(via)
+		if w.keep(n.Node.Asset) {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	return rows.Err()
+}
+
+func (w *walker) keep(u URN) bool {
+	return len(w.opt.Systems) == 0 || contains(w.opt.Systems, u.System())
+}
+
+// hops lists every followed edge between reached nodes, grouped per (from, to, kind) with the
+// evidence of each source that asserted it.
+func (w *walker) hops(ctx context.Context, out *Lineage) error {
+	rows, err := w.conn.QueryContext(ctx, w.hopsQ, w.opt.MaxHops+1)
+	if err != nil {
+		return fmt.Errorf("graph: traverse hops: %w", err)
+	}
+	type key struct {
+		fromID, toID       int64
+		fromField, toField string
+		kind               string
+	}
+	idx := map[key]int{}
+	var keys []key
+	var depths []int
+	var evs [][]Evidence
+	n := 0
+	for rows.Next() {
+		var k key
+		var depth int
+		var ev Evidence
+		var at string
+		if err := rows.Scan(&k.fromID, &k.fromField, &depth, &k.toID, &k.toField, &k.kind, &ev.Source, &ev.Transformation, &at, &ev.Stale); err != nil {
+			rows.Close()
+			return err
+		}
+		n++
+		if n > w.opt.MaxHops {
+			out.Truncated = true
+			break
+		}
+		ev.ObservedAt, _ = store.ParseTimestamp(at)
+		i, ok := idx[k]
+		if !ok {
+			i = len(keys)
+			idx[k] = i
+			keys = append(keys, k)
+			depths = append(depths, depth+1)
+			evs = append(evs, nil)
+		}
+		evs[i] = append(evs[i], ev)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Name the nodes the hops touch.
+	names := map[[2]any]rnode{}
+	nrows, err := w.conn.QueryContext(ctx, `SELECT r.id, r.field, a.urn, r.disp FROM temp.dw_reach r JOIN graph_assets a ON a.id = r.id`)
+	if err != nil {
+		return fmt.Errorf("graph: traverse: %w", err)
+	}
+	for nrows.Next() {
+		var id int64
+		var field, urn, disp string
+		if err := nrows.Scan(&id, &field, &urn, &disp); err != nil {
+			nrows.Close()
+			return err
+		}
+		names[[2]any{id, field}] = rnode{URN(urn), disp}
+	}
+	nrows.Close()
+	if err := nrows.Err(); err != nil {
+		return err
+	}
+	for i, k := range keys {
+		from, to := names[[2]any{k.fromID, k.fromField}], names[[2]any{k.toID, k.toField}]
+		if !w.keep(to.urn) {
+			continue
+		}
+		h := Hop{Depth: depths[i], From: FieldRef{Asset: from.urn, Path: from.disp}, To: FieldRef{Asset: to.urn, Path: to.disp},
+			Kind: EdgeKind(k.kind), System: to.urn.System(), Evidence: evs[i]}
+		sort.Slice(h.Evidence, func(a, b int) bool { return h.Evidence[a].Source < h.Evidence[b].Source })
+		if w.opt.Direction == Upstream {
+			h.From, h.To = h.To, h.From
+			h.System = h.From.Asset.System()
+		}
+		out.Hops = append(out.Hops, h)
+	}
+	return nil
+}

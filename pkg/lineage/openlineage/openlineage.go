@@ -1,0 +1,472 @@
+// Package openlineage imports OpenLineage events (spec 2-0-2: RunEvent, JobEvent, DatasetEvent) from
+// a JSON file, a JSON array, NDJSON, or a directory of those: datasets with their schema facet,
+// jobs, inputs → job → outputs, and the columnLineage facet as field-level edges routed through the
+// job. Dataset names map to our URNs where the naming spec allows (Kafka topics, Snowflake,
+// PostgreSQL, BigQuery tables); anything else keeps its OpenLineage namespace and name.
+package openlineage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/graph"
+)
+
+// Event is the union of RunEvent, JobEvent and DatasetEvent fields we read.
+type Event struct {
+	EventTime time.Time `json:"eventTime"`
+	EventType string    `json:"eventType"`
+	Producer  string    `json:"producer"`
+	Run       *struct {
+		RunID string `json:"runId"`
+	} `json:"run"`
+	Job     *Job      `json:"job"`
+	Inputs  []Dataset `json:"inputs"`
+	Outputs []Dataset `json:"outputs"`
+	Dataset *Dataset  `json:"dataset"`
+}
+
+// Job is a job reference with facets.
+type Job struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Facets    JobFacets `json:"facets"`
+}
+
+// JobFacets are the job facets we read.
+type JobFacets struct {
+	SQL *struct {
+		Query   string `json:"query"`
+		Dialect string `json:"dialect"`
+	} `json:"sql"`
+	JobType *struct {
+		ProcessingType string `json:"processingType"`
+		Integration    string `json:"integration"`
+		JobType        string `json:"jobType"`
+	} `json:"jobType"`
+	Ownership     *Ownership `json:"ownership"`
+	Documentation *struct {
+		Description string `json:"description"`
+	} `json:"documentation"`
+}
+
+// Ownership is the ownership facet.
+type Ownership struct {
+	Owners []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"owners"`
+}
+
+// Dataset is an input, output or the subject of a DatasetEvent.
+type Dataset struct {
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Facets    DatasetFacets `json:"facets"`
+}
+
+// DatasetFacets are the dataset facets we read.
+type DatasetFacets struct {
+	Schema *struct {
+		Fields []SchemaField `json:"fields"`
+	} `json:"schema"`
+	ColumnLineage *struct {
+		Fields  map[string]ColumnLineage `json:"fields"`
+		Dataset []InputField             `json:"dataset"`
+	} `json:"columnLineage"`
+	Ownership     *Ownership `json:"ownership"`
+	Documentation *struct {
+		Description string `json:"description"`
+	} `json:"documentation"`
+	LifecycleStateChange *struct {
+		LifecycleStateChange string `json:"lifecycleStateChange"`
+	} `json:"lifecycleStateChange"`
+}
+
+// SchemaField is one (possibly nested) field of the schema facet.
+type SchemaField struct {
+	Name        string        `json:"name"`
+	Type        string        `json:"type"`
+	Description string        `json:"description"`
+	Fields      []SchemaField `json:"fields"`
+}
+
+// ColumnLineage is one output column's inputs.
+type ColumnLineage struct {
+	InputFields []InputField `json:"inputFields"`
+	// Deprecated spellings still emitted by older integrations.
+	TransformationDescription string `json:"transformationDescription"`
+	TransformationType        string `json:"transformationType"`
+}
+
+// InputField is an input column with how it is used.
+type InputField struct {
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	Field           string `json:"field"`
+	Transformations []struct {
+		Type        string `json:"type"`
+		Subtype     string `json:"subtype"`
+		Description string `json:"description"`
+		Masking     bool   `json:"masking"`
+	} `json:"transformations"`
+}
+
+// Source names an event location in the graph.
+func Source(location string) string { return "openlineage:" + location }
+
+// ReadPath reads every event in a file or, recursively, a directory (*.json, *.ndjson, *.jsonl).
+func ReadPath(path string) ([]Event, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("openlineage events: %w", err)
+	}
+	if !info.IsDir() {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("openlineage events: %w", err)
+		}
+		evs, err := Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return evs, nil
+	}
+	var all []Event
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		ext := strings.ToLower(filepath.Ext(p))
+		if d.IsDir() || (ext != ".json" && ext != ".ndjson" && ext != ".jsonl") {
+			return nil
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		evs, err := Decode(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		all = append(all, evs...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openlineage events: %w", err)
+	}
+	return all, nil
+}
+
+// Decode reads one event, a JSON array of events, or NDJSON.
+func Decode(raw []byte) ([]Event, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	if trimmed[0] == '[' {
+		var evs []Event
+		if err := json.Unmarshal(trimmed, &evs); err != nil {
+			return nil, fmt.Errorf("openlineage JSON array: %w", err)
+		}
+		return evs, nil
+	}
+	var evs []Event
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	for {
+		var e Event
+		err := dec.Decode(&e)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("openlineage event %d: %w", len(evs)+1, err)
+		}
+		evs = append(evs, e)
+	}
+	return evs, nil
+}
+
+// DatasetURN maps an OpenLineage dataset to our URN following the OpenLineage naming spec.
+func DatasetURN(namespace, name string) graph.URN {
+	u, err := url.Parse(namespace)
+	scheme := namespace
+	if err == nil && u.Scheme != "" {
+		scheme = u.Scheme
+	}
+	switch strings.ToLower(scheme) {
+	case "kafka":
+		return graph.TopicURN(name)
+	case "snowflake", "postgres", "postgresql", "redshift", "bigquery", "mysql", "trino", "databricks":
+		engine := strings.ToLower(scheme)
+		if engine == "postgresql" {
+			engine = "postgres"
+		}
+		return graph.WarehouseURN(engine, graph.SplitRelation(name)...)
+	}
+	id := strings.ReplaceAll(namespace+"/"+name, "#", "%23")
+	return graph.URN("openlineage:" + id)
+}
+
+// JobURN is an OpenLineage job.
+func JobURN(namespace, name string) graph.URN {
+	return graph.URN("job:" + strings.ReplaceAll(namespace+"/"+name, "#", "%23"))
+}
+
+// Import converts events (in event-time order; later facets win) into one batch named
+// Source(location).
+func Import(location string, events []Event) (graph.Batch, error) {
+	b := graph.Batch{Source: Source(location)}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].EventTime.Before(events[j].EventTime) })
+	assets := map[graph.URN]*graph.Asset{}
+	var order []graph.URN
+	fields := map[graph.FieldRef]graph.Field{}
+	var fieldOrder []graph.FieldRef
+	edges := map[graph.EdgeKey]int{}
+	asset := func(u graph.URN, kind, name string) *graph.Asset {
+		if a, ok := assets[u]; ok {
+			return a
+		}
+		a := &graph.Asset{URN: u, Kind: kind, Name: name, Attrs: map[string]string{}}
+		assets[u] = a
+		order = append(order, u)
+		return a
+	}
+	addEdge := func(e graph.Edge) {
+		if e.From == e.To {
+			return
+		}
+		if i, ok := edges[e.Key()]; ok {
+			if e.Transformation != "" {
+				b.Edges[i].Transformation = e.Transformation
+			}
+			return
+		}
+		edges[e.Key()] = len(b.Edges)
+		b.Edges = append(b.Edges, e)
+	}
+	dataset := func(d Dataset) (graph.URN, error) {
+		if d.Namespace == "" || d.Name == "" {
+			return "", fmt.Errorf("dataset without namespace or name")
+		}
+		u := DatasetURN(d.Namespace, d.Name)
+		if _, err := graph.ParseURN(string(u)); err != nil {
+			return "", err
+		}
+		a := asset(u, kindOf(u), d.Name)
+		a.Attrs["openlineage_namespace"] = d.Namespace
+		if d.Facets.Ownership != nil {
+			for _, o := range d.Facets.Ownership.Owners {
+				a.Owners = appendUnique(a.Owners, o.Name)
+			}
+		}
+		if d.Facets.Documentation != nil && d.Facets.Documentation.Description != "" {
+			a.Description = d.Facets.Documentation.Description
+		}
+		if d.Facets.Schema != nil {
+			ord := 0
+			var walk func(prefix string, fs []SchemaField)
+			walk = func(prefix string, fs []SchemaField) {
+				for _, f := range fs {
+					if f.Name == "" {
+						continue
+					}
+					ord++
+					ref := u.Field(prefix + f.Name)
+					if _, seen := fields[ref]; !seen {
+						fieldOrder = append(fieldOrder, ref)
+					}
+					fields[ref] = graph.Field{Asset: u, Path: ref.Path, Type: f.Type, Description: f.Description, Nullable: true, Ordinal: ord}
+					walk(ref.Path+".", f.Fields)
+				}
+			}
+			walk("", d.Facets.Schema.Fields)
+		}
+		return u, nil
+	}
+	for i, ev := range events {
+		where := fmt.Sprintf("event %d", i+1)
+		if ev.Dataset != nil && ev.Job == nil {
+			if _, err := dataset(*ev.Dataset); err != nil {
+				return graph.Batch{}, fmt.Errorf("%s: %w", where, err)
+			}
+			continue
+		}
+		if ev.Job == nil || ev.Job.Name == "" || ev.Job.Namespace == "" {
+			return graph.Batch{}, fmt.Errorf("%s: no job namespace and name (want a RunEvent, JobEvent or DatasetEvent)", where)
+		}
+		ju := JobURN(ev.Job.Namespace, ev.Job.Name)
+		if _, err := graph.ParseURN(string(ju)); err != nil {
+			return graph.Batch{}, fmt.Errorf("%s: %w", where, err)
+		}
+		job := asset(ju, graph.KindJob, ev.Job.Name)
+		job.Attrs["openlineage_namespace"] = ev.Job.Namespace
+		if ev.Producer != "" {
+			job.Attrs["producer"] = ev.Producer
+		}
+		if f := ev.Job.Facets; f.SQL != nil && f.SQL.Query != "" {
+			job.Attrs["sql"] = f.SQL.Query
+		}
+		if f := ev.Job.Facets; f.JobType != nil {
+			job.Attrs["processing_type"] = f.JobType.ProcessingType
+			job.Attrs["integration"] = f.JobType.Integration
+		}
+		if f := ev.Job.Facets; f.Ownership != nil {
+			for _, o := range f.Ownership.Owners {
+				job.Owners = appendUnique(job.Owners, o.Name)
+			}
+		}
+		if f := ev.Job.Facets; f.Documentation != nil && f.Documentation.Description != "" {
+			job.Description = f.Documentation.Description
+		}
+		if ev.EventType != "" {
+			job.Attrs["last_event"] = ev.EventType
+		}
+		for _, in := range ev.Inputs {
+			u, err := dataset(in)
+			if err != nil {
+				return graph.Batch{}, fmt.Errorf("%s input: %w", where, err)
+			}
+			addEdge(graph.Edge{From: u.Field(""), To: ju.Field(""), Kind: graph.EdgeReads})
+		}
+		withLineage := 0
+		for _, out := range ev.Outputs {
+			if out.Facets.ColumnLineage != nil && len(out.Facets.ColumnLineage.Fields) > 0 {
+				withLineage++
+			}
+		}
+		for _, out := range ev.Outputs {
+			u, err := dataset(out)
+			if err != nil {
+				return graph.Batch{}, fmt.Errorf("%s output: %w", where, err)
+			}
+			addEdge(graph.Edge{From: ju.Field(""), To: u.Field(""), Kind: graph.EdgeWrites})
+			cl := out.Facets.ColumnLineage
+			if cl == nil {
+				continue
+			}
+			for _, col := range sortedKeys(cl.Fields) {
+				// Route column lineage through the job so the job is on the field-level path;
+				// a job writing several outputs keeps their columns apart.
+				jobField := col
+				if withLineage > 1 {
+					jobField = out.Name + "." + col
+				}
+				for _, inf := range cl.Fields[col].InputFields {
+					if inf.Namespace == "" || inf.Name == "" || inf.Field == "" {
+						continue
+					}
+					from := DatasetURN(inf.Namespace, inf.Name)
+					if _, err := graph.ParseURN(string(from)); err != nil {
+						return graph.Batch{}, fmt.Errorf("%s columnLineage input: %w", where, err)
+					}
+					asset(from, kindOf(from), inf.Name).Attrs["openlineage_namespace"] = inf.Namespace
+					kind, desc := transformation(inf, cl.Fields[col])
+					addEdge(graph.Edge{From: from.Field(inf.Field), To: ju.Field(jobField), Kind: kind, Transformation: desc})
+				}
+				addEdge(graph.Edge{From: ju.Field(jobField), To: u.Field(col), Kind: graph.EdgeIdentity, Transformation: "written by " + ev.Job.Name})
+			}
+			for _, inf := range cl.Dataset {
+				if inf.Namespace == "" || inf.Name == "" || inf.Field == "" {
+					continue
+				}
+				from := DatasetURN(inf.Namespace, inf.Name)
+				if _, err := graph.ParseURN(string(from)); err != nil {
+					return graph.Batch{}, fmt.Errorf("%s columnLineage input: %w", where, err)
+				}
+				kind, desc := transformation(inf, ColumnLineage{})
+				addEdge(graph.Edge{From: from.Field(inf.Field), To: ju.Field(""), Kind: kind, Transformation: desc})
+			}
+		}
+	}
+	for _, u := range order {
+		b.Assets = append(b.Assets, *assets[u])
+	}
+	for _, r := range fieldOrder {
+		b.Fields = append(b.Fields, fields[r])
+	}
+	return b, nil
+}
+
+// transformation maps OpenLineage's type/subtype to our edge kind and a description.
+func transformation(in InputField, cl ColumnLineage) (graph.EdgeKind, string) {
+	kind := graph.EdgeKind("")
+	var desc []string
+	for _, t := range in.Transformations {
+		k := graph.EdgeKind(strings.ToLower(t.Subtype))
+		switch k {
+		case graph.EdgeIdentity, graph.EdgeTransformation, graph.EdgeAggregation, graph.EdgeJoin, graph.EdgeGroupBy,
+			graph.EdgeFilter, graph.EdgeSort, graph.EdgeWindow, graph.EdgeConditional:
+		default:
+			if strings.EqualFold(t.Type, "INDIRECT") {
+				k = "indirect"
+			} else {
+				k = graph.EdgeTransformation
+			}
+		}
+		if kind == "" || kind == graph.EdgeIdentity {
+			kind = k
+		}
+		d := strings.TrimSpace(t.Type + " " + t.Subtype)
+		if t.Description != "" {
+			d += ": " + t.Description
+		}
+		if t.Masking {
+			d += " (masking)"
+		}
+		desc = append(desc, d)
+	}
+	if kind == "" {
+		switch strings.ToUpper(cl.TransformationType) {
+		case "IDENTITY":
+			kind = graph.EdgeIdentity
+		default:
+			kind = graph.EdgeTransformation
+		}
+		if cl.TransformationDescription != "" {
+			desc = append(desc, cl.TransformationDescription)
+		}
+	}
+	return kind, strings.Join(desc, "; ")
+}
+
+func kindOf(u graph.URN) string {
+	switch u.System() {
+	case graph.SystemKafka:
+		return graph.KindKafkaTopic
+	case graph.SystemWarehouse:
+		return graph.KindWarehouseTable
+	}
+	return graph.KindDataset
+}
+
+func appendUnique(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,107 @@
+package openlineage
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/graph"
+)
+
+func TestImportsADirectoryOfNDJSONAndJSONArrays(t *testing.T) {
+	dir := filepath.Join("testdata", "events")
+	evs, err := ReadPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 4 {
+		t.Fatalf("read %d events, want 4", len(evs))
+	}
+	b, err := Import(dir, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Source != "openlineage:"+dir {
+		t.Errorf("source %s", b.Source)
+	}
+	got := map[string]graph.Edge{}
+	for _, e := range b.Edges {
+		got[e.From.String()+" -> "+e.To.String()] = e
+	}
+	job := "job:airflow-prod/sync_metered_usage_to_stripe.extract_usage"
+	fct := "warehouse:snowflake/ANALYTICS.BILLING.FCT_BILLABLE_EGRESS"
+	out := "warehouse:snowflake/ANALYTICS.EXPORT.STRIPE_USAGE"
+	want := map[string]graph.EdgeKind{
+		fct + " -> " + job: graph.EdgeReads,
+		job + " -> " + out: graph.EdgeWrites,
+		fct + "#BILLABLE_BYTES -> " + job + "#QUANTITY":                                      graph.EdgeTransformation,
+		job + "#QUANTITY -> " + out + "#QUANTITY":                                            graph.EdgeIdentity,
+		fct + "#ACCOUNT_ID -> " + job + "#ACCOUNT_ID":                                        graph.EdgeIdentity,
+		fct + "#USAGE_DAY -> " + job:                                                         graph.EdgeFilter,
+		"kafka:topic/api-usage#status_code -> job:flink-jobs/errors_by_endpoint#errors":      graph.EdgeAggregation,
+		"job:flink-jobs/errors_by_endpoint -> openlineage:s3://acme-lake/errors/by_endpoint": graph.EdgeWrites,
+	}
+	for k, kind := range want {
+		if e, ok := got[k]; !ok || e.Kind != kind {
+			t.Errorf("edge %s: got %+v, want %s", k, e, kind)
+		}
+	}
+	if e := got[fct+"#BILLABLE_BYTES -> "+job+"#QUANTITY"]; !strings.Contains(e.Transformation, "billable_bytes renamed") {
+		t.Errorf("evidence %q", e.Transformation)
+	}
+	assets := map[graph.URN]graph.Asset{}
+	for _, a := range b.Assets {
+		assets[a.URN] = a
+	}
+	if a := assets[graph.URN(job)]; len(a.Owners) != 1 || a.Attrs["sql"] == "" || a.Attrs["last_event"] != "COMPLETE" || a.Attrs["integration"] != "AIRFLOW" {
+		t.Errorf("job %+v", a)
+	}
+	if a := assets["warehouse:postgres/crm.public.accounts"]; len(a.Owners) != 1 || a.Owners[0] != "crm-team@example.com" {
+		t.Errorf("dataset event ownership: %+v", a)
+	}
+	nested := false
+	for _, f := range b.Fields {
+		nested = nested || (f.Asset == "kafka:topic/api-usage" && f.Path == "meta.region")
+	}
+	if !nested {
+		t.Error("nested schema field meta.region missing")
+	}
+}
+
+func TestDecodeRejectsMalformedEvents(t *testing.T) {
+	for _, raw := range []string{`{"eventType":`, `[{"job":1}]`, `{"job":{"namespace":"n","name":"j"}} trailing`} {
+		if _, err := Decode([]byte(raw)); err == nil {
+			t.Errorf("Decode(%q) accepted", raw)
+		}
+	}
+	evs, err := Decode([]byte(`{"eventType":"START","inputs":[{"namespace":"n","name":"d"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import("x", evs); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("event without a job: %v", err)
+	}
+	if _, err := ReadPath(filepath.Join("testdata", "missing")); err == nil {
+		t.Error("missing path accepted")
+	}
+}
+
+func FuzzDecodeAndImport(f *testing.F) {
+	f.Add([]byte(`{"job":{"namespace":"a","name":"b"},"inputs":[{"namespace":"kafka://h:1","name":"t"}],"outputs":[{"namespace":"snowflake://x","name":"A.B.C","facets":{"columnLineage":{"fields":{"c":{"inputFields":[{"namespace":"kafka://h:1","name":"t","field":"f","transformations":[{"type":"INDIRECT","subtype":"JOIN"}]}]}}}}}]}`))
+	f.Add([]byte(`[{"dataset":{"namespace":"s3://b","name":"k#1","facets":{"schema":{"fields":[{"name":"a","fields":[{"name":"b"}]}]}}}}]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		evs, err := Decode(raw)
+		if err != nil {
+			return
+		}
+		b, err := Import("fuzz", evs)
+		if err != nil {
+			return
+		}
+		for _, e := range b.Edges {
+			if _, err := graph.ParseURN(string(e.From.Asset)); err != nil {
+				t.Fatalf("bad URN from importer: %v", err)
+			}
+		}
+	})
+}
