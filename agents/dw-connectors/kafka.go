@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/kafka"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/registry"
+)
+
+func openKafka(env *mcpkit.Env) (*kafka.Cluster, error) {
+	return kafka.Open(env.Config.Kafka)
+}
+
+type listTopicsParams struct {
+	Pattern         string `json:"pattern,omitempty" jsonschema:"Glob over topic names, e.g. usage-* (default all)"`
+	IncludeInternal bool   `json:"include_internal,omitempty" jsonschema:"Also list internal topics such as __consumer_offsets"`
+}
+
+type listTopicsResult struct {
+	Topics []kafka.TopicSummary `json:"topics"`
+	Count  int                  `json:"count"`
+}
+
+func listTopics(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Read("list_topics",
+		"List Kafka topics with partition count and replication factor, optionally filtered by a glob. "+
+			"Use describe_topic for offsets, configs and retention of one topic.",
+		func(ctx context.Context, p listTopicsParams) (listTopicsResult, error) {
+			cl, err := openKafka(env)
+			if err != nil {
+				return listTopicsResult{}, err
+			}
+			defer cl.Close()
+			ts, err := cl.ListTopics(ctx, p.Pattern, p.IncludeInternal)
+			if err != nil {
+				return listTopicsResult{}, err
+			}
+			return listTopicsResult{Topics: ts, Count: len(ts)}, nil
+		})
+}
+
+type describeTopicParams struct {
+	Topic string `json:"topic" jsonschema:"Topic name, e.g. api-usage"`
+}
+
+func describeTopic(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Read("describe_topic",
+		"Describe one Kafka topic: partitions (leader, replicas, ISR), start and end offsets, records retained, latest record "+
+			"timestamp per partition, every config with its source, and retention. Use it to check a topic is live and how far back it reaches.",
+		func(ctx context.Context, p describeTopicParams) (kafka.TopicDescription, error) {
+			cl, err := openKafka(env)
+			if err != nil {
+				return kafka.TopicDescription{}, err
+			}
+			defer cl.Close()
+			return cl.DescribeTopic(ctx, p.Topic)
+		})
+}
+
+type consumerLagParams struct {
+	Group string `json:"group,omitempty" jsonschema:"Consumer group id (default: every group, largest lag first)"`
+	Topic string `json:"topic,omitempty" jsonschema:"Only this topic's partitions, and only groups that consume it"`
+}
+
+type consumerLagResult struct {
+	Groups   []kafka.GroupLag `json:"groups"`
+	TotalLag int64            `json:"total_lag"`
+}
+
+func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Read("get_consumer_lag",
+		"Consumer lag per group and partition: committed offset, end offset, lag, and the member that owns the partition. "+
+			"A partition the group never committed shows committed -1 and its whole end offset as lag.",
+		func(ctx context.Context, p consumerLagParams) (consumerLagResult, error) {
+			cl, err := openKafka(env)
+			if err != nil {
+				return consumerLagResult{}, err
+			}
+			defer cl.Close()
+			gs, err := cl.ConsumerLag(ctx, p.Group, p.Topic)
+			if err != nil {
+				return consumerLagResult{}, err
+			}
+			r := consumerLagResult{Groups: gs}
+			for _, g := range gs {
+				r.TotalLag += g.TotalLag
+			}
+			return r, nil
+		})
+}
+
+type sampleTopicParams struct {
+	Topic        string  `json:"topic" jsonschema:"Topic name, e.g. api-usage"`
+	PerPartition int     `json:"per_partition,omitempty" jsonschema:"Records per partition: the latest N, or N spread over the range (default 100, max 5000)"`
+	MaxRecords   int     `json:"max_records,omitempty" jsonschema:"Cap for the whole sample (default 1000, max 10000)"`
+	Since        string  `json:"since,omitempty" jsonschema:"Range start by record timestamp: RFC 3339 (2026-11-29T14:00:00Z) or a duration ago (90m, 6h)"`
+	Until        string  `json:"until,omitempty" jsonschema:"Range end (exclusive), same forms as since; default now"`
+	Partitions   []int32 `json:"partitions,omitempty" jsonschema:"Only these partitions"`
+}
+
+func sampleTopic(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Read("sample_topic",
+		"Read a bounded sample of recent records (or a time range) and decode the Confluent wire format: which schema "+
+			"versions producers write and since when (\"v12 appears at 14:10 and is 18% of records since\"), a timeline, and "+
+			"per-field null rates by version. Use it when a downstream null or volume change may come from a new schema version.",
+		func(ctx context.Context, p sampleTopicParams) (kafka.Sample, error) {
+			now := env.Now()
+			since, err := parseWhen("since", p.Since, now)
+			if err != nil {
+				return kafka.Sample{}, err
+			}
+			until, err := parseWhen("until", p.Until, now)
+			if err != nil {
+				return kafka.Sample{}, err
+			}
+			cl, err := openKafka(env)
+			if err != nil {
+				return kafka.Sample{}, err
+			}
+			defer cl.Close()
+			var res kafka.SchemaResolver
+			if env.Config.SchemaRegistry != nil {
+				rc, err := registry.New(env.Config.SchemaRegistry)
+				if err != nil {
+					return kafka.Sample{}, err
+				}
+				res = kafka.NewRegistryResolver(rc)
+			}
+			return cl.SampleTopic(ctx, p.Topic, kafka.SampleOptions{Partitions: p.Partitions, PerPartition: p.PerPartition,
+				MaxRecords: p.MaxRecords, Since: since, Until: until}, res)
+		})
+}
+
+// parseWhen reads an RFC 3339 time or a duration before now ("90m", "6h", "2d").
+func parseWhen(name, s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%s %q: use an RFC 3339 time such as 2026-11-29T14:00:00Z, or a duration ago such as 90m or 6h", name, s)
+}

@@ -1,0 +1,588 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/lineage/catalogfile"
+	"github.com/dataworkers/dw/pkg/lineage/dbt"
+	"github.com/dataworkers/dw/pkg/lineage/flinksql"
+	"github.com/dataworkers/dw/pkg/lineage/openlineage"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/registry"
+)
+
+// deps is what the catalog tools share: the env, and the graph on the store opened on first use.
+type deps struct{ env *mcpkit.Env }
+
+func (d *deps) now() time.Time {
+	if d.env.Now != nil {
+		return d.env.Now()
+	}
+	return time.Now()
+}
+
+func (d *deps) graph(ctx context.Context) (*graph.Graph, error) {
+	st, err := d.env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return graph.New(st, d.now), nil
+}
+
+// resolve turns a URN or name into one URN; an ambiguous name is an error listing the candidates.
+func resolve(ctx context.Context, g *graph.Graph, name string) (graph.URN, error) {
+	u, err := g.Resolve(ctx, name)
+	var amb *graph.AmbiguousError
+	if errors.As(err, &amb) {
+		return "", err
+	}
+	return u, err
+}
+
+// ---- search_catalog ----
+
+type searchParams struct {
+	Query        string   `json:"query" jsonschema:"Words to find in asset URNs, names, descriptions, tags or field names (all must match); empty lists everything"`
+	Systems      []string `json:"systems,omitempty" jsonschema:"Only these systems: kafka, schema, flink, tableflow, warehouse, dbt, bi, job, sink, openlineage"`
+	Kinds        []string `json:"kinds,omitempty" jsonschema:"Only these kinds, e.g. dbt_model, kafka_topic, bi_workbook, job"`
+	Tags         []string `json:"tags,omitempty" jsonschema:"Only assets carrying all these tags, e.g. money, pii"`
+	IncludeStale bool     `json:"include_stale,omitempty" jsonschema:"Also return assets their sources stopped reporting"`
+	Limit        int      `json:"limit,omitempty" jsonschema:"Maximum results (default 50, at most 500)"`
+}
+
+type searchResult struct {
+	Results []graph.SearchHit `json:"results"`
+	Count   int               `json:"count"`
+}
+
+func searchCatalog(d *deps) mcpkit.Tool {
+	return mcpkit.Read("search_catalog",
+		"Find assets in the context graph (topics, subjects, Flink statements, Tableflow and warehouse tables, dbt nodes, "+
+			"workbooks, jobs, sinks) by words in their URN, name, description, tags or field names. "+
+			"Use the returned URN with get_asset, trace_cross_platform_lineage or blast_radius_analysis.",
+		func(ctx context.Context, p searchParams) (searchResult, error) {
+			g, err := d.graph(ctx)
+			if err != nil {
+				return searchResult{}, err
+			}
+			hits, err := g.Search(ctx, graph.SearchQuery{Text: p.Query, Systems: p.Systems, Kinds: p.Kinds, Tags: p.Tags, IncludeStale: p.IncludeStale, Limit: p.Limit})
+			if err != nil {
+				return searchResult{}, err
+			}
+			if hits == nil {
+				hits = []graph.SearchHit{}
+			}
+			return searchResult{Results: hits, Count: len(hits)}, nil
+		}, mcpkit.LocalOnly())
+}
+
+// ---- get_asset ----
+
+type getAssetParams struct {
+	AssetID string `json:"asset_id" jsonschema:"The asset's URN (e.g. dbt:model.billing.fct_billable_egress) or its exact name; an ambiguous name returns the candidates"`
+}
+
+// neighbour is one directly connected asset with every edge kind between them.
+type neighbour struct {
+	URN    graph.URN `json:"urn"`
+	Kinds  []string  `json:"kinds"`
+	Fields int       `json:"field_edges,omitempty"`
+	Stale  bool      `json:"stale,omitempty"`
+	Via    []string  `json:"sources"`
+}
+
+type assetResult struct {
+	Asset      graph.Asset `json:"asset"`
+	Upstream   []neighbour `json:"upstream"`
+	Downstream []neighbour `json:"downstream"`
+}
+
+func getAsset(d *deps) mcpkit.Tool {
+	return mcpkit.Read("get_asset",
+		"Show one asset of the context graph: kind, owners, domain, tags, criticality, schedule, fields, which sources "+
+			"asserted it and when, and its direct upstream and downstream neighbours.",
+		func(ctx context.Context, p getAssetParams) (assetResult, error) {
+			g, err := d.graph(ctx)
+			if err != nil {
+				return assetResult{}, err
+			}
+			u, err := resolve(ctx, g, p.AssetID)
+			if err != nil {
+				return assetResult{}, err
+			}
+			a, err := g.Get(ctx, u)
+			if err != nil {
+				return assetResult{}, err
+			}
+			res := assetResult{Asset: a}
+			for _, dir := range []graph.Direction{graph.Upstream, graph.Downstream} {
+				edges, err := g.Neighbours(ctx, u, dir)
+				if err != nil {
+					return assetResult{}, err
+				}
+				ns := groupNeighbours(u, edges, dir)
+				if dir == graph.Upstream {
+					res.Upstream = ns
+				} else {
+					res.Downstream = ns
+				}
+			}
+			return res, nil
+		}, mcpkit.LocalOnly())
+}
+
+func groupNeighbours(self graph.URN, edges []graph.Edge, dir graph.Direction) []neighbour {
+	by := map[graph.URN]*neighbour{}
+	var order []graph.URN
+	for _, e := range edges {
+		other := e.To.Asset
+		if dir == graph.Upstream {
+			other = e.From.Asset
+		}
+		n := by[other]
+		if n == nil {
+			n = &neighbour{URN: other, Stale: true}
+			by[other] = n
+			order = append(order, other)
+		}
+		if !containsStr(n.Kinds, string(e.Kind)) {
+			n.Kinds = append(n.Kinds, string(e.Kind))
+		}
+		if e.FieldLevel() {
+			n.Fields++
+		}
+		if !e.Stale {
+			n.Stale = false
+		}
+		if !containsStr(n.Via, e.Source) {
+			n.Via = append(n.Via, e.Source)
+		}
+	}
+	out := make([]neighbour, 0, len(order))
+	for _, u := range order {
+		n := by[u]
+		sort.Strings(n.Kinds)
+		sort.Strings(n.Via)
+		out = append(out, *n)
+	}
+	return out
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- trace_cross_platform_lineage ----
+
+type traceParams struct {
+	AssetID              string   `json:"asset_id" jsonschema:"URN or exact name of the asset to trace from"`
+	ColumnName           string   `json:"column_name,omitempty" jsonschema:"Trace one field/column of the asset instead of the whole asset"`
+	Direction            string   `json:"direction,omitempty" jsonschema:"upstream, downstream or both (default both)"`
+	MaxDepth             int      `json:"max_depth,omitempty" jsonschema:"Hops to follow (default 10, at most 200)"`
+	IncludeColumnLineage *bool    `json:"include_column_lineage,omitempty" jsonschema:"Follow field-level edges (default true); false traces the whole asset"`
+	Platforms            []string `json:"platforms,omitempty" jsonschema:"Only report hops into these systems (kafka, schema, flink, tableflow, warehouse, dbt, bi, job, sink); the walk still passes through others"`
+	IncludeStale         bool     `json:"include_stale,omitempty" jsonschema:"Also follow edges their sources stopped reporting"`
+}
+
+type traceResult struct {
+	Start      graph.FieldRef `json:"start"`
+	Upstream   *graph.Lineage `json:"upstream,omitempty"`
+	Downstream *graph.Lineage `json:"downstream,omitempty"`
+}
+
+func traceLineage(d *deps) mcpkit.Tool {
+	return mcpkit.Read("trace_cross_platform_lineage",
+		"Trace lineage across Kafka, Schema Registry, Flink, Tableflow, the warehouse, dbt, BI and jobs, upstream or downstream, "+
+			"at field level where known. Every hop names its system, edge kind (identity, aggregation, filter, reads…) and the "+
+			"evidence: which source asserted it, when, and the expression.",
+		func(ctx context.Context, p traceParams) (traceResult, error) {
+			g, err := d.graph(ctx)
+			if err != nil {
+				return traceResult{}, err
+			}
+			u, err := resolve(ctx, g, p.AssetID)
+			if err != nil {
+				return traceResult{}, err
+			}
+			start := graph.FieldRef{Asset: u}
+			if p.IncludeColumnLineage == nil || *p.IncludeColumnLineage {
+				start.Path = p.ColumnName
+			} else if p.ColumnName != "" {
+				return traceResult{}, errors.New("column_name needs include_column_lineage (leave it unset or true)")
+			}
+			if start.Path != "" {
+				if err := checkField(ctx, g, u, start.Path); err != nil {
+					return traceResult{}, err
+				}
+			}
+			depth := p.MaxDepth
+			if depth == 0 {
+				depth = 10
+			}
+			res := traceResult{Start: start}
+			dirs := map[string][]graph.Direction{"": {graph.Upstream, graph.Downstream}, "both": {graph.Upstream, graph.Downstream},
+				"upstream": {graph.Upstream}, "downstream": {graph.Downstream}}[strings.ToLower(p.Direction)]
+			if dirs == nil {
+				return traceResult{}, fmt.Errorf("direction %q: want upstream, downstream or both", p.Direction)
+			}
+			for _, dir := range dirs {
+				lin, err := g.Traverse(ctx, []graph.FieldRef{start}, graph.TraverseOptions{Direction: dir, MaxDepth: depth, IncludeStale: p.IncludeStale, Systems: p.Platforms})
+				if err != nil {
+					return traceResult{}, err
+				}
+				if lin.Nodes == nil {
+					lin.Nodes = []graph.Reached{}
+				}
+				if dir == graph.Upstream {
+					res.Upstream = &lin
+				} else {
+					res.Downstream = &lin
+				}
+			}
+			return res, nil
+		}, mcpkit.LocalOnly())
+}
+
+// checkField refuses a field the asset is known not to have, naming the ones it has; an asset whose
+// fields are unknown accepts any (lineage may still name it).
+func checkField(ctx context.Context, g *graph.Graph, u graph.URN, path string) error {
+	fields, err := g.Fields(ctx, u)
+	if err != nil || len(fields) == 0 {
+		return err
+	}
+	var names []string
+	for _, f := range fields {
+		if strings.EqualFold(f.Path, path) {
+			return nil
+		}
+		names = append(names, f.Path)
+	}
+	if len(names) > 20 {
+		names = append(names[:20], "…")
+	}
+	return fmt.Errorf("%s has no field %q; its fields are: %s", u, path, strings.Join(names, ", "))
+}
+
+// ---- blast_radius_analysis ----
+
+type blastParams struct {
+	AssetID      string   `json:"asset_id" jsonschema:"URN or exact name of the asset that changes (e.g. schema:api-usage-value)"`
+	ChangeType   string   `json:"change_type,omitempty" jsonschema:"column_drop, column_rename, column_type_change, table_drop or model_refactor"`
+	ColumnName   string   `json:"column_name,omitempty" jsonschema:"The field/column that changes (for column changes)"`
+	Columns      []string `json:"columns,omitempty" jsonschema:"Several fields of the asset that change together"`
+	MaxDepth     int      `json:"max_depth,omitempty" jsonschema:"Hops to follow (default 50)"`
+	IncludeStale bool     `json:"include_stale,omitempty" jsonschema:"Also follow edges their sources stopped reporting"`
+}
+
+type blastResult struct {
+	graph.BlastRadius
+	Summary string `json:"summary"`
+}
+
+func blastRadius(d *deps) mcpkit.Tool {
+	return mcpkit.Read("blast_radius_analysis",
+		"Everything downstream of a change to an asset or some of its fields: assets grouped by system and kind, field-level "+
+			"impact kept apart from table-level, owners to notify, critical assets (money, customer_facing, pii, external), "+
+			"external sinks, and scheduled jobs with their next run time.",
+		func(ctx context.Context, p blastParams) (blastResult, error) {
+			g, err := d.graph(ctx)
+			if err != nil {
+				return blastResult{}, err
+			}
+			u, err := resolve(ctx, g, p.AssetID)
+			if err != nil {
+				return blastResult{}, err
+			}
+			fields := append([]string(nil), p.Columns...)
+			if p.ColumnName != "" {
+				fields = append(fields, p.ColumnName)
+			}
+			for _, f := range fields {
+				if err := checkField(ctx, g, u, f); err != nil {
+					return blastResult{}, err
+				}
+			}
+			br, err := g.BlastRadius(ctx, graph.BlastRadiusRequest{Asset: u, Fields: fields, ChangeType: p.ChangeType, MaxDepth: p.MaxDepth, IncludeStale: p.IncludeStale})
+			if err != nil {
+				return blastResult{}, err
+			}
+			return blastResult{BlastRadius: br, Summary: summarize(br)}, nil
+		}, mcpkit.LocalOnly())
+}
+
+func summarize(br graph.BlastRadius) string {
+	var start []string
+	for _, s := range br.Start {
+		start = append(start, s.String())
+	}
+	if br.Total == 0 {
+		return fmt.Sprintf("Nothing downstream of %s is known to the context graph.", strings.Join(start, ", "))
+	}
+	s := fmt.Sprintf("%d downstream assets of %s (%d through field-level lineage, %d table-level only)",
+		br.Total, strings.Join(start, ", "), len(br.FieldLevel), len(br.TableLevel))
+	if len(br.Critical) > 0 {
+		s += fmt.Sprintf("; %d critical", len(br.Critical))
+	}
+	if len(br.ExternalSinks) > 0 {
+		var sinks []string
+		for _, u := range br.ExternalSinks {
+			sinks = append(sinks, string(u))
+		}
+		s += "; external sinks: " + strings.Join(sinks, ", ")
+	}
+	for _, j := range br.ScheduledJobs {
+		if j.NextRun != nil {
+			s += fmt.Sprintf("; %s next runs %s", j.Name, j.NextRun.UTC().Format(time.RFC3339))
+		}
+	}
+	if br.Truncated {
+		s += "; the walk hit max_depth, raise it to see more"
+	}
+	return s + "."
+}
+
+// ---- import_dbt_manifest ----
+
+type importDBTParams struct {
+	Path   string `json:"path,omitempty" jsonschema:"Path to target/manifest.json (default: dbt.manifest_path from the config)"`
+	Engine string `json:"engine,omitempty" jsonschema:"Warehouse engine the manifest's relations live in (default: the manifest's adapter_type)"`
+}
+
+type importResult struct {
+	graph.ImportResult
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func importDBTManifest(d *deps) mcpkit.Tool {
+	return mcpkit.Write("import_dbt_manifest",
+		"Import a dbt manifest.json (v7–v12) into the context graph: models, sources, seeds, snapshots, exposures, columns, "+
+			"owners, tests, and column lineage parsed from compiled SQL. Re-importing updates; what vanished is marked stale. "+
+			"A manifest without compiled_code keeps the column lineage known before.",
+		func(ctx context.Context, p importDBTParams) (importResult, error) {
+			path := p.Path
+			if path == "" && d.env.Config.DBT != nil {
+				path = d.env.Config.DBT.ManifestPath
+			}
+			if path == "" {
+				return importResult{}, fmt.Errorf("no manifest: pass path, or set dbt.manifest_path in %s", d.env.Config.Source)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return importResult{}, fmt.Errorf("read dbt manifest: %w (run dbt compile or dbt build to write target/manifest.json)", err)
+			}
+			m, err := dbt.Parse(raw)
+			if err != nil {
+				return importResult{}, err
+			}
+			b, stats, err := dbt.Import(m, p.Engine)
+			if err != nil {
+				return importResult{}, err
+			}
+			g, err := d.graph(ctx)
+			if err != nil {
+				return importResult{}, err
+			}
+			res, err := g.Import(ctx, b)
+			if err != nil {
+				return importResult{}, err
+			}
+			if len(stats.WithoutCompiledSQL) > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%d models have no compiled_code (manifest written by dbt parse/ls/test?): their column lineage was kept from earlier imports; run dbt compile for fresh column lineage", len(stats.WithoutCompiledSQL)))
+			}
+			return importResult{ImportResult: res, Details: map[string]any{
+				"dbt_version": m.Metadata.DBTVersion, "schema_version": m.Metadata.SchemaVersion,
+				"models": stats.Models, "sources": stats.Sources, "seeds": stats.Seeds, "snapshots": stats.Snapshots,
+				"exposures": stats.Exposures, "tests": stats.Tests, "column_edges": stats.ColumnEdges,
+				"models_without_compiled_code": append([]string{}, stats.WithoutCompiledSQL...)}}, nil
+		}, mcpkit.LocalOnly())
+}
+
+// ---- import_openlineage_events ----
+
+type importOLParams struct {
+	Path string `json:"path,omitempty" jsonschema:"A JSON, JSON array or NDJSON file of OpenLineage events, or a directory of them (default: every catalog.openlineage path in the config)"`
+}
+
+type importOLResult struct {
+	Imports []graph.ImportResult `json:"imports"`
+}
+
+func importOpenLineage(d *deps) mcpkit.Tool {
+	return mcpkit.Write("import_openlineage_events",
+		"Import OpenLineage run events (Airflow, Spark, Flink, dbt emit them) from a file or directory: datasets, jobs, "+
+			"schema facets and the columnLineage facet. Each location is one source: re-importing it updates and marks what vanished stale.",
+		func(ctx context.Context, p importOLParams) (importOLResult, error) {
+			paths := d.env.Config.Catalog.OpenLineage
+			if p.Path != "" {
+				paths = []string{p.Path}
+			}
+			if len(paths) == 0 {
+				return importOLResult{}, fmt.Errorf("no events: pass path, or list files or directories under catalog.openlineage in %s", d.env.Config.Source)
+			}
+			g, err := d.graph(ctx)
+			if err != nil {
+				return importOLResult{}, err
+			}
+			out := importOLResult{Imports: []graph.ImportResult{}}
+			for _, path := range paths {
+				evs, err := openlineage.ReadPath(path)
+				if err != nil {
+					return out, err
+				}
+				b, err := openlineage.Import(filepath.Clean(path), evs)
+				if err != nil {
+					return out, fmt.Errorf("%s: %w", path, err)
+				}
+				res, err := g.Import(ctx, b)
+				if err != nil {
+					return out, err
+				}
+				out.Imports = append(out.Imports, res)
+			}
+			return out, nil
+		}, mcpkit.LocalOnly())
+}
+
+// ---- import_flink_statement ----
+
+type importFlinkParams struct {
+	StatementJSON  string            `json:"statement_json,omitempty" jsonschema:"The statement object as the Confluent Cloud Flink API returns it (name, metadata.created_at, spec.statement, spec.properties)"`
+	Name           string            `json:"name,omitempty" jsonschema:"Statement name, when passing sql instead of statement_json"`
+	SQL            string            `json:"sql,omitempty" jsonschema:"The statement SQL (spec.statement), when not passing statement_json"`
+	CreatedAt      string            `json:"created_at,omitempty" jsonschema:"RFC 3339 creation time, when passing sql"`
+	SchemaVersions map[string]int    `json:"schema_versions,omitempty" jsonschema:"Subject → version the statement was created against (e.g. {\"api-usage-value\": 11}); default: latest"`
+	Properties     map[string]string `json:"properties,omitempty" jsonschema:"spec.properties (sql.current-catalog, sql.current-database), when passing sql"`
+}
+
+type importFlinkResult struct {
+	graph.ImportResult
+	Statement graph.URN `json:"statement"`
+}
+
+func importFlinkStatement(d *deps) mcpkit.Tool {
+	return mcpkit.Write("import_flink_statement",
+		"Parse a Flink SQL statement (INSERT INTO … SELECT, CREATE TABLE … AS SELECT, windowing TVFs, joins, aggregations) into "+
+			"column-level lineage from source topic fields to sink columns, resolving columns against Schema Registry at the "+
+			"pinned versions; SELECT * is expanded and flagged. Re-importing replaces the statement's earlier lineage.",
+		func(ctx context.Context, p importFlinkParams) (importFlinkResult, error) {
+			var st flinksql.Statement
+			switch {
+			case p.StatementJSON != "":
+				var err error
+				if st, err = flinksql.ParseAPIStatement([]byte(p.StatementJSON)); err != nil {
+					return importFlinkResult{}, err
+				}
+			case p.SQL != "" && p.Name != "":
+				st = flinksql.Statement{Name: p.Name, SQL: p.SQL, Properties: p.Properties}
+				if p.CreatedAt != "" {
+					t, err := time.Parse(time.RFC3339, p.CreatedAt)
+					if err != nil {
+						return importFlinkResult{}, fmt.Errorf("created_at %q: want RFC 3339, e.g. 2026-03-02T09:14:07Z", p.CreatedAt)
+					}
+					st.CreatedAt = t
+				}
+			default:
+				return importFlinkResult{}, errors.New("pass statement_json (the Confluent Cloud statement object), or name and sql")
+			}
+			var res flinksql.Resolver
+			var notes []string
+			if d.env.Config.SchemaRegistry != nil {
+				c, err := registry.New(d.env.Config.SchemaRegistry)
+				if err != nil {
+					return importFlinkResult{}, err
+				}
+				res = flinksql.RegistryResolver{Client: c, Pins: p.SchemaVersions}
+			} else {
+				notes = append(notes, "schema_registry is not configured: table columns are unknown, so SELECT * stays table-level; set schema_registry.url to resolve them")
+			}
+			b, err := flinksql.Import(ctx, st, res)
+			if err != nil {
+				return importFlinkResult{}, err
+			}
+			b.Warnings = append(notes, b.Warnings...)
+			g, err := d.graph(ctx)
+			if err != nil {
+				return importFlinkResult{}, err
+			}
+			out, err := g.Import(ctx, b)
+			if err != nil {
+				return importFlinkResult{}, err
+			}
+			return importFlinkResult{ImportResult: out, Statement: graph.FlinkStatementURN(st.Name)}, nil
+		}) // not LocalOnly: it reads Schema Registry
+}
+
+// ---- register_assets ----
+
+type registerParams struct {
+	Path string `json:"path,omitempty" jsonschema:"A catalog file (YAML, format of configs/catalog.example.yaml); default: every catalog.files entry in the config"`
+	YAML string `json:"yaml,omitempty" jsonschema:"Catalog file content to register directly (needs source_name)"`
+	// SourceName names inline YAML as a source, so registering it again replaces what it said.
+	SourceName string `json:"source_name,omitempty" jsonschema:"Name for inline yaml as a source (re-registering the same name replaces what it said before)"`
+}
+
+type registerResult struct {
+	Imports []graph.ImportResult `json:"imports"`
+}
+
+func registerAssets(d *deps) mcpkit.Tool {
+	return mcpkit.Write("register_assets",
+		"Register what no API describes from a declarative catalog file: BI workbooks, jobs with cron schedules, external sinks, "+
+			"owners, tags (money, customer_facing, pii, external), criticality and hand-declared lineage. Each file is one source: "+
+			"entries removed from it are marked stale.",
+		func(ctx context.Context, p registerParams) (registerResult, error) {
+			var batches []graph.Batch
+			switch {
+			case p.YAML != "":
+				if p.SourceName == "" {
+					return registerResult{}, errors.New("inline yaml needs source_name, so registering it again replaces what it said")
+				}
+				b, err := catalogfile.Parse(p.SourceName, []byte(p.YAML))
+				if err != nil {
+					return registerResult{}, err
+				}
+				batches = append(batches, b)
+			default:
+				paths := d.env.Config.Catalog.Files
+				if p.Path != "" {
+					paths = []string{p.Path}
+				}
+				if len(paths) == 0 {
+					return registerResult{}, fmt.Errorf("no catalog file: pass path or yaml, or list files under catalog.files in %s (example: configs/catalog.example.yaml)", d.env.Config.Source)
+				}
+				for _, path := range paths {
+					b, err := catalogfile.Load(path)
+					if err != nil {
+						return registerResult{}, err
+					}
+					batches = append(batches, b)
+				}
+			}
+			g, err := d.graph(ctx)
+			if err != nil {
+				return registerResult{}, err
+			}
+			out := registerResult{Imports: []graph.ImportResult{}}
+			for _, b := range batches {
+				res, err := g.Import(ctx, b)
+				if err != nil {
+					return out, err
+				}
+				out.Imports = append(out.Imports, res)
+			}
+			return out, nil
+		}, mcpkit.LocalOnly())
+}
