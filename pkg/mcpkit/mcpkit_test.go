@@ -242,3 +242,26 @@ func TestServeAnswersOnStdioAndExitsOnEOF(t *testing.T) {
 		t.Errorf("initialize or the in-flight call's answer missing after stdin closed: %s", out)
 	}
 }
+
+type anyOut struct {
+	Value any     `json:"value"`
+	Rows  [][]any `json:"rows"`
+}
+
+func TestAnyFieldsGetObjectSchemasNotBareTrue(t *testing.T) {
+	tool := Read("any_tool", "Returns free-form values; used to test schema normalisation.", func(context.Context, struct {
+		Payload map[string]any `json:"payload"`
+		Extra   any            `json:"extra,omitempty"`
+	}) (anyOut, error) {
+		return anyOut{}, nil
+	})
+	raw, _ := json.Marshal(tool.Def)
+	for _, bad := range []string{`"value":true`, `"items":true`, `"extra":true`} {
+		if strings.Contains(string(raw), bad) {
+			t.Errorf("schema still has %s: %s", bad, raw)
+		}
+	}
+	if !strings.Contains(string(raw), `"additionalProperties":true`) {
+		t.Errorf("a free-form map must stay open: %s", raw)
+	}
+}

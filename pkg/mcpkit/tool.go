@@ -95,6 +95,10 @@ func define[In, Out any](kind Kind, name, description string, fn func(context.Co
 	for _, o := range opts {
 		o(&def)
 	}
+	def.RawInputSchema = normalizeRaw(def.RawInputSchema)
+	if out := def.OutputSchema.Properties; out != nil {
+		normalizeSchema(map[string]any{"properties": out}) // edits the map in place
+	}
 	schema := []byte(def.RawInputSchema)
 	if len(schema) == 0 {
 		schema = schemaJSON(def.InputSchema)

@@ -76,3 +76,52 @@ func schemaJSON(v any) []byte {
 	}
 	return b
 }
+
+// normalizeSchema replaces the bare `true` sub-schemas google/jsonschema-go emits for `any` fields
+// (property values and items) with the equivalent `{}`: some clients reject a boolean where they
+// expect a schema object (the MCP Inspector's --strict check does).
+func normalizeSchema(v any) any {
+	switch s := v.(type) {
+	case map[string]any:
+		for k, child := range s {
+			switch k {
+			case "properties":
+				if props, ok := child.(map[string]any); ok {
+					for name, p := range props {
+						if b, ok := p.(bool); ok && b {
+							props[name] = map[string]any{}
+						} else {
+							props[name] = normalizeSchema(p)
+						}
+					}
+				}
+			case "items":
+				if b, ok := child.(bool); ok && b {
+					s[k] = map[string]any{}
+				} else {
+					s[k] = normalizeSchema(child)
+				}
+			default:
+				s[k] = normalizeSchema(child)
+			}
+		}
+		return s
+	case []any:
+		for i := range s {
+			s[i] = normalizeSchema(s[i])
+		}
+	}
+	return v
+}
+
+func normalizeRaw(raw []byte) []byte {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	out, err := json.Marshal(normalizeSchema(v))
+	if err != nil {
+		return raw
+	}
+	return out
+}
