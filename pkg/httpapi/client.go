@@ -180,7 +180,9 @@ func (c *Client) once(ctx context.Context, method, target, path, contentType str
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		if actx.Err() != nil && ctx.Err() == nil {
-			return true, fmt.Errorf("%s: %s %s: no answer within %s (raise %s.timeout, or check the endpoint)", c.Name, method, path, c.Timeout, c.ConfigKey)
+			// Not retried: a backend that is slow once is slow again, and the caller was promised an
+			// answer within the configured timeout.
+			return false, fmt.Errorf("%s: %s %s: no answer within %s (raise %s.timeout, or check the endpoint)", c.Name, method, path, c.Timeout, c.ConfigKey)
 		}
 		return true, fmt.Errorf("%s: %s %s: %w (is %s reachable? check %s.url)", c.Name, method, path, scrubURLError(err), c.BaseURL.Host, c.ConfigKey)
 	}

@@ -116,7 +116,9 @@ func TestPersistentServerErrorGivesUpAfterRetries(t *testing.T) {
 
 func TestSlowServerTimesOutWithAClearMessage(t *testing.T) {
 	release := make(chan struct{})
+	var calls atomic.Int32
 	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -124,10 +126,13 @@ func TestSlowServerTimesOutWithAClearMessage(t *testing.T) {
 	})
 	defer close(release)
 	c.Timeout = 50 * time.Millisecond
-	c.Retries = 0
+	c.Retries = 3
 	err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "no answer within") || !strings.Contains(err.Error(), "test.timeout") {
 		t.Fatalf("err=%v", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("a slow backend was asked %d times; one timeout is the promise", calls.Load())
 	}
 }
 
