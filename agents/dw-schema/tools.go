@@ -20,5 +20,6 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 		assessImpact(d),
 		checkSchemaChange(d),
 		proposeSchemaFix(d),
+		registerStreamSchema(d),
 	}
 }
