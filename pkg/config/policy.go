@@ -117,19 +117,41 @@ func (c *Config) validateActionClasses(add func(string, ...any)) {
 
 // DomainFor returns the first domain whose asset patterns match the URN.
 func (c *Config) DomainFor(urn string) (*Domain, bool) {
-	for i := range c.Domains {
-		for _, p := range c.Domains[i].Assets {
+	return FindDomain(c.Domains, "", urn)
+}
+
+// FindDomain returns the domain called name when name is given (a monitor's domain), else the first
+// whose asset patterns match the URN.
+func FindDomain(domains []Domain, name, urn string) (*Domain, bool) {
+	for i := range domains {
+		if name != "" {
+			if domains[i].Name == name {
+				return &domains[i], true
+			}
+			continue
+		}
+		for _, p := range domains[i].Assets {
 			if MatchPattern(p, urn) {
-				return &c.Domains[i], true
+				return &domains[i], true
 			}
 		}
 	}
 	return nil, false
 }
 
+// Level is the domain's autonomy as a number, 0 (manual) to 4 (gate), or -1 when unset or invalid.
+func (d Domain) Level() int {
+	if autonomyRE.MatchString(d.Autonomy) {
+		return int(d.Autonomy[1] - '0')
+	}
+	return -1
+}
+
 // MatchPattern matches a URN against a pattern where '*' stands for any run of characters
-// (including '/' and '.', unlike path.Match, because URNs nest with both).
+// (including '/' and '.', unlike path.Match, because URNs nest with both). Matching ignores case:
+// warehouse identifiers fold (Snowflake upper-cases, PostgreSQL lower-cases).
 func MatchPattern(pattern, s string) bool {
+	pattern, s = strings.ToLower(pattern), strings.ToLower(s)
 	parts := strings.Split(pattern, "*")
 	if len(parts) == 1 {
 		return pattern == s

@@ -20,6 +20,11 @@ func TestMatchPattern(t *testing.T) {
 		{"a*b*c", "abc", true},
 		{"a*b*c", "acb", false},
 		{"*", "", true},
+		{"warehouse:snowflake/ANALYTICS.USAGE.*", "warehouse:snowflake/analytics.usage.usage_hourly", true},
+		{"warehouse:*USAGE*", "warehouse:postgres/dw.public.usage_hourly", true},
+		{"warehouse:*", "dbt:model.x", false},
+		{"a*b*a", "aba", true},
+		{"a*a", "a", false},
 	}
 	for _, c := range cases {
 		if got := MatchPattern(c.p, c.s); got != c.want {
@@ -46,5 +51,21 @@ func TestOwnerOnlyClassesCannotBeHandedToDataWorkers(t *testing.T) {
 	_, err := Parse([]byte("action_classes:\n  reset_offsets: {executor: data_workers}\n  drop_table: {expiry: 1h}\n"), env(nil))
 	if err == nil || !strings.Contains(err.Error(), "reset_offsets is owner-only") || !strings.Contains(err.Error(), "action_classes.drop_table: unknown action class") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFindDomainByNameOrAssetAndItsLevel(t *testing.T) {
+	ds := []Domain{{Name: "a", Assets: []string{"kafka:*"}, Autonomy: "L1"}, {Name: "b", Assets: []string{"warehouse:*"}, Autonomy: "L3"}}
+	if d, ok := FindDomain(ds, "", "warehouse:sqlite/main.t"); !ok || d.Name != "b" || d.Level() != 3 {
+		t.Errorf("by asset: %+v %v", d, ok)
+	}
+	if d, ok := FindDomain(ds, "a", "warehouse:sqlite/main.t"); !ok || d.Name != "a" {
+		t.Errorf("by name: %+v %v", d, ok)
+	}
+	if _, ok := FindDomain(ds, "", "dbt:model.x"); ok {
+		t.Error("matched an uncovered asset")
+	}
+	if (Domain{Autonomy: "L9"}).Level() != -1 {
+		t.Error("invalid level")
 	}
 }

@@ -175,21 +175,3 @@ func TestDueFollowsTheCronScheduleInTheMonitorsZone(t *testing.T) {
 		t.Error("a monitor that never ran is due")
 	}
 }
-
-func TestMatch(t *testing.T) {
-	for _, c := range []struct {
-		p, s string
-		want bool
-	}{
-		{"warehouse:snowflake/ANALYTICS.USAGE.*", "warehouse:snowflake/analytics.usage.usage_hourly", true},
-		{"warehouse:*USAGE*", "warehouse:postgres/dw.public.usage_hourly", true},
-		{"warehouse:*", "dbt:model.x", false},
-		{"a*b*a", "aba", true},
-		{"a*a", "a", false},
-		{"exact", "exact", true},
-	} {
-		if got := Match(c.p, c.s); got != c.want {
-			t.Errorf("Match(%q, %q) = %v", c.p, c.s, got)
-		}
-	}
-}

@@ -2,7 +2,6 @@ package quality
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -39,48 +38,9 @@ type Domain struct {
 // first whose asset patterns match the URN ('*' matches any run of characters, case-insensitive
 // because warehouse identifiers fold).
 func DomainFor(domains []config.Domain, name, asset string) Domain {
-	for _, d := range domains {
-		if name != "" && d.Name != name {
-			continue
-		}
-		if name == "" && !matchesAny(d.Assets, asset) {
-			continue
-		}
-		lvl := -1
-		if len(d.Autonomy) == 2 && d.Autonomy[0] == 'L' && d.Autonomy[1] >= '0' && d.Autonomy[1] <= '4' {
-			lvl = int(d.Autonomy[1] - '0')
-		}
-		return Domain{Name: d.Name, Level: lvl}
+	d, ok := config.FindDomain(domains, name, asset)
+	if !ok {
+		return Domain{Level: -1}
 	}
-	return Domain{Level: -1}
-}
-
-func matchesAny(patterns []string, s string) bool {
-	for _, p := range patterns {
-		if Match(p, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// Match reports whether s matches pattern, where '*' matches any run of characters.
-func Match(pattern, s string) bool {
-	pattern, s = strings.ToLower(pattern), strings.ToLower(s)
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for _, mid := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, mid)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(mid):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
+	return Domain{Name: d.Name, Level: d.Level()}
 }

@@ -303,7 +303,7 @@ func (e *Executor) MayActWithoutNewApproval(ctx context.Context, class, target s
 	if !ok {
 		return false, "no domain covers " + target, nil
 	}
-	if dom.Autonomy < "L3" {
+	if dom.Level() < 3 {
 		return false, fmt.Sprintf("domain %s is at %s; acting without a new approval needs L3", dom.Name, dom.Autonomy), nil
 	}
 	switch class {
