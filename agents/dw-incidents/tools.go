@@ -15,6 +15,7 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 		getIncidentHistory(env),
 		requestApproval(env),
 		getApprovalStatus(env),
+		remediate(env),
 		getReceipt(env),
 		verifyReceipts(env),
 	}
