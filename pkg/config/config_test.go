@@ -187,3 +187,18 @@ func FuzzParse(f *testing.F) {
 		_, _ = Parse([]byte(doc), env(map[string]string{"HOME": "/h"})) // must not panic
 	})
 }
+
+func TestWarehouseDSNSecretsAreRedactedInEveryForm(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://bob:hunter2secret@db:5432/x",
+		"host=db user=bob password=hunter2secret dbname=x",
+		"postgres://bob@db/x?sslmode=require&password=hunter2secret",
+		"bob@org-acct/DB?authenticator=SNOWFLAKE_JWT&privateKey=hunter2secret",
+		"bob:hunter2secret@org-acct/DB/SCHEMA?warehouse=W",
+	} {
+		c := &Config{Warehouse: &Warehouse{Engine: "postgres", DSN: dsn}}
+		if got := c.Redactor()("connect failed: " + dsn); strings.Contains(got, "hunter2secret") {
+			t.Errorf("%q leaks: %q", dsn, got)
+		}
+	}
+}

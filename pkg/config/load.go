@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -347,7 +348,7 @@ func (c *Config) Secrets() []string {
 		add(cc.APISecret, cc.FlinkAPISecret)
 	}
 	if w := c.Warehouse; w != nil {
-		add(dsnPassword(w.DSN))
+		add(dsnSecrets(w.DSN)...)
 	}
 	if d := c.DBT; d != nil && d.Cloud != nil {
 		add(d.Cloud.Token)
@@ -361,21 +362,42 @@ func (c *Config) Secrets() []string {
 	return out
 }
 
-// dsnPassword finds the password in user:password@host style DSNs (postgres URLs, gosnowflake).
-func dsnPassword(dsn string) string {
+// dsnSecrets finds the secrets a warehouse DSN can carry: the password of user:password@host forms
+// (postgres URLs, gosnowflake), password= in PostgreSQL keyword DSNs, and password, token,
+// privateKey or passcode query parameters (gosnowflake, pgx).
+func dsnSecrets(dsn string) []string {
+	var out []string
 	rest := dsn
 	if _, after, ok := strings.Cut(rest, "://"); ok {
 		rest = after
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+			out = append(out, pw)
+		}
 	}
-	_, pw, ok := strings.Cut(rest[:at], ":")
-	if !ok {
-		return ""
+	secretKey := func(k string) bool {
+		switch strings.ToLower(k) {
+		case "password", "token", "privatekey", "passcode", "private_key_passphrase", "sslpassword":
+			return true
+		}
+		return false
 	}
-	return pw
+	if _, q, ok := strings.Cut(dsn, "?"); ok {
+		if vals, err := url.ParseQuery(q); err == nil {
+			for k, vs := range vals {
+				if secretKey(k) {
+					out = append(out, vs...)
+				}
+			}
+		}
+	}
+	for _, f := range strings.Fields(dsn) { // keyword DSN: host=… user=… password=…
+		if k, v, ok := strings.Cut(f, "="); ok && secretKey(k) {
+			out = append(out, strings.Trim(v, "'"))
+		}
+	}
+	return out
 }
 
 // Redactor returns a function that replaces every configured secret in s with "[redacted]".
