@@ -131,14 +131,24 @@ func (c *Client) DoContentType(ctx context.Context, method, path string, query u
 	if query != nil {
 		target.RawQuery = query.Encode()
 	}
+	// Timeout is the budget of the whole call, retries included, so a failing backend is an error
+	// within the configured time, however many retries or Retry-After waits it asks for.
+	var budgetEnd time.Time
+	if c.Timeout > 0 {
+		budgetEnd = time.Now().Add(c.Timeout)
+	}
 	var lastErr error
 	for attempt := 0; attempt <= c.Retries; attempt++ {
 		if attempt > 0 {
-			if err := sleep(ctx, c.wait(attempt, lastErr)); err != nil {
+			w := c.wait(attempt, lastErr)
+			if !budgetEnd.IsZero() && time.Now().Add(w).After(budgetEnd) {
+				return fmt.Errorf("%w (gave up retrying: the next attempt would exceed %s.timeout %s)", lastErr, c.ConfigKey, c.Timeout)
+			}
+			if err := sleep(ctx, w); err != nil {
 				return fmt.Errorf("%s: %s %s: %w (last error: %v)", c.Name, method, path, err, lastErr)
 			}
 		}
-		retry, err := c.once(ctx, method, target.String(), path, contentType, payload, out)
+		retry, err := c.once(ctx, budgetEnd, method, target.String(), path, contentType, payload, out)
 		if err == nil {
 			return nil
 		}
@@ -155,11 +165,11 @@ type retryAfterError struct {
 	after time.Duration
 }
 
-func (c *Client) once(ctx context.Context, method, target, path, contentType string, payload []byte, out any) (retry bool, err error) {
+func (c *Client) once(ctx context.Context, budgetEnd time.Time, method, target, path, contentType string, payload []byte, out any) (retry bool, err error) {
 	actx := ctx
-	if c.Timeout > 0 {
+	if !budgetEnd.IsZero() {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, c.Timeout)
+		actx, cancel = context.WithDeadline(ctx, budgetEnd)
 		defer cancel()
 	}
 	var rd io.Reader

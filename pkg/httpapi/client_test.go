@@ -157,10 +157,29 @@ func TestNonJSONSuccessIsAnError(t *testing.T) {
 func TestCallerContextBoundsRetries(t *testing.T) {
 	c := newClient(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
 	c.Backoff = time.Hour
+	c.Timeout = 0 // no budget of its own: the caller's context is the only bound
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := c.Do(ctx, "GET", "/x", nil, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "deadline") {
 		t.Fatalf("err=%v", err)
+	}
+}
+
+func TestRetriesStayInsideTheTimeoutBudget(t *testing.T) {
+	var calls atomic.Int32
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(429)
+		w.Write([]byte(`{"errors":[{"detail":"Too many requests"}]}`))
+	})
+	c.Timeout = 300 * time.Millisecond
+	err := c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "Too many requests") || !strings.Contains(err.Error(), "would exceed test.timeout") {
+		t.Fatalf("err=%v", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("waited out a 30s Retry-After inside a 300ms budget: %d calls", calls.Load())
 	}
 }
