@@ -463,7 +463,7 @@ type importFlinkParams struct {
 	Name           string            `json:"name,omitempty" jsonschema:"Statement name, when passing sql instead of statement_json"`
 	SQL            string            `json:"sql,omitempty" jsonschema:"The statement SQL (spec.statement), when not passing statement_json"`
 	CreatedAt      string            `json:"created_at,omitempty" jsonschema:"RFC 3339 creation time, when passing sql"`
-	SchemaVersions map[string]int    `json:"schema_versions,omitempty" jsonschema:"Subject → version the statement was created against (e.g. {\"api-usage-value\": 11}); default: latest"`
+	SchemaVersions map[string]int    `json:"schema_versions,omitempty" jsonschema:"Subject → version the statement was created against (e.g. {\"api-usage-value\": 11}); default: an earlier import's pin, else the version first seen by created_at, else inferred from the SQL"`
 	Properties     map[string]string `json:"properties,omitempty" jsonschema:"spec.properties (sql.current-catalog, sql.current-database), when passing sql"`
 }
 
@@ -504,7 +504,30 @@ func importFlinkStatement(d *deps) mcpkit.Tool {
 				if err != nil {
 					return importFlinkResult{}, err
 				}
-				res = flinksql.RegistryResolver{Client: c, Pins: p.SchemaVersions}
+				g, err := d.graph(ctx)
+				if err != nil {
+					return importFlinkResult{}, err
+				}
+				st0, err := d.env.Store.Get(ctx)
+				if err != nil {
+					return importFlinkResult{}, err
+				}
+				// Given versions first; else what an earlier import recorded (a recorded or given
+				// pin holds, an inferred one is tried first when inferring again).
+				pins := map[string]flinksql.Pin{}
+				if prev, err := g.Get(ctx, graph.FlinkStatementURN(st.Name)); err == nil {
+					pins = flinksql.PreviousPins(prev, st.CreatedAt)
+				}
+				for subj, v := range p.SchemaVersions {
+					if v <= 0 {
+						return importFlinkResult{}, fmt.Errorf("schema_versions[%q] = %d: want a registered version number (1 or more)", subj, v)
+					}
+					if pins == nil {
+						pins = map[string]flinksql.Pin{}
+					}
+					pins[subj] = flinksql.Pin{Version: v, Source: flinksql.PinGiven}
+				}
+				res = flinksql.RegistryResolver{Client: c, Pins: pins, Store: st0, Now: d.now()}
 			} else {
 				notes = append(notes, "schema_registry is not configured: table columns are unknown, so SELECT * stays table-level; set schema_registry.url to resolve them")
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
 	"github.com/dataworkers/dw/pkg/registry/srtest"
@@ -130,16 +131,65 @@ func TestSelectStarIsExpandedAgainstThePinnedVersionAndFlagged(t *testing.T) {
 	if strings.Join(paths, ",") != "usage_id,account_id,event_time,endpoint,status_code,response_bytes" {
 		t.Errorf("v11 expansion gave %v", paths)
 	}
-	// Unpinned, the latest version (v12, without response_bytes) is used, and the result says so.
+	// Re-imported without schema_versions, the given pin holds: nothing known goes stale on a guess.
 	e = mcpkittest.Call(t, tl["import_flink_statement"], map[string]any{"name": "usage-copy", "sql": "INSERT INTO `usage-copy` SELECT * FROM `api-usage`"}, &res)
 	if e != "" {
 		t.Fatal(e)
 	}
-	if !strings.Contains(strings.Join(res.Warnings, " "), "latest (v12) used") {
-		t.Errorf("warnings %v do not say the latest version was used", res.Warnings)
+	if res.Stale != (graph.Counts{}) {
+		t.Errorf("re-import without schema_versions marked lineage stale: %+v (warnings %v)", res.Stale, res.Warnings)
 	}
-	if res.Stale.Fields == 0 || res.Stale.Edges == 0 {
-		t.Errorf("re-import against v12 should mark response_bytes lineage stale: %+v", res.Stale)
+	if e := mcpkittest.Call(t, tl["get_asset"], map[string]any{"asset_id": "flink:statement/usage-copy"}, &asset); e != "" {
+		t.Fatal(e)
+	}
+	if asset.Asset.Attrs["schema_pins"] != "api-usage-value v11" || asset.Asset.Attrs["schema_pin_source"] != "given" {
+		t.Errorf("after re-import: %v, want the given v11 pin", asset.Asset.Attrs)
+	}
+}
+
+// With no record of the version, the pin is inferred from the SQL: the scenario statement sums
+// response_bytes, which v12 dropped, so it was created against v11.
+func TestUnpinnedImportInfersTheVersionFromTheSQL(t *testing.T) {
+	tl := catalogEnv(t, time.Now())
+	raw, err := os.ReadFile(scenarioPath("usage-hourly-rollup.statement.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res importFlinkResult
+	if e := mcpkittest.Call(t, tl["import_flink_statement"], map[string]any{"statement_json": string(raw)}, &res); e != "" {
+		t.Fatal(e)
+	}
+	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "pinned to v11") || !strings.Contains(w, "inferred_from_sql") {
+		t.Errorf("warnings %v do not say v11 was inferred from the SQL", res.Warnings)
+	}
+	var asset assetResult
+	if e := mcpkittest.Call(t, tl["get_asset"], map[string]any{"asset_id": "flink:statement/usage-hourly-rollup"}, &asset); e != "" {
+		t.Fatal(e)
+	}
+	if asset.Asset.Attrs["schema_pins"] != "api-usage-value v11" || asset.Asset.Attrs["schema_pin_source"] != "inferred_from_sql" {
+		t.Errorf("statement attrs %v: want api-usage-value v11 inferred_from_sql", asset.Asset.Attrs)
+	}
+	var br blastResult
+	if e := mcpkittest.Call(t, tl["blast_radius_analysis"], map[string]any{"asset_id": "api-usage-value", "column_name": "response_bytes", "change_type": "column_drop"}, &br); e != "" {
+		t.Fatal(e)
+	}
+	found := false
+	for _, im := range br.FieldLevel {
+		found = found || im.URN == "flink:statement/usage-hourly-rollup"
+	}
+	if !found {
+		t.Errorf("blast radius of response_bytes misses the statement: %+v", br.FieldLevel)
+	}
+	// Re-importing re-infers the same pin: nothing goes stale.
+	if e := mcpkittest.Call(t, tl["import_flink_statement"], map[string]any{"statement_json": string(raw)}, &res); e != "" {
+		t.Fatal(e)
+	}
+	if res.Stale != (graph.Counts{}) {
+		t.Errorf("re-import marked lineage stale: %+v", res.Stale)
+	}
+	if e := mcpkittest.Call(t, tl["import_flink_statement"], map[string]any{"name": "x", "sql": "SELECT 1 FROM `api-usage`",
+		"schema_versions": map[string]any{"api-usage-value": 0}}, nil); !strings.Contains(e, "schema_versions") {
+		t.Errorf("version 0: %q", e)
 	}
 }
 

@@ -518,7 +518,11 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 		return nil, nil, err
 	}
 	b := graph.Batch{Source: "sync:connect"}
+	// JDBC sink → warehouse table edges come from matching the harvested warehouse tables: their
+	// own source, re-asserted only when the warehouse was harvested in this run.
+	match := graph.Batch{Source: "sync:connect-warehouse"}
 	var warnings []string
+	jdbcUnmatched := false
 	for _, cn := range conns {
 		u := graph.URN("connect:connector/" + cn.Name)
 		if _, err := graph.ParseURN(string(u)); err != nil {
@@ -530,7 +534,7 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 			attrs["topics_regex"] = cn.Lineage.TopicsRegex
 		}
 		b.Assets = append(b.Assets, graph.Asset{URN: u, Kind: graph.KindConnector, Name: cn.Name, Attrs: attrs})
-		engine := sinkEngine(cn.Class, r.s.Config)
+		lc := strings.ToLower(cn.Class)
 		for _, t := range cn.Lineage.Topics {
 			topic := graph.TopicURN(t)
 			if cn.Type == "source" {
@@ -543,28 +547,72 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 			if !ok {
 				continue
 			}
-			if engine == "" {
+			switch {
+			case strings.Contains(lc, "snowflake"):
+				// Snowflake's connector config names the database and schema it writes.
+				b.Edges = append(b.Edges, graph.Edge{From: u.Field(""), To: graph.WarehouseURN("snowflake", graph.SplitRelation(table)...).Field(""),
+					Kind: graph.EdgeWrites, Transformation: "connector config maps " + t + " to " + table})
+			case strings.Contains(lc, "jdbc"):
+				// A JDBC sink writes the database of its connection.url, which need not be the
+				// configured warehouse: only a table the warehouse harvest found, once, is linked.
+				if r.tables == nil {
+					jdbcUnmatched = true // one warning below covers every such table
+					continue
+				}
+				cands := matchRelation(r.tables, table)
+				if len(cands) != 1 {
+					var names []string
+					for _, c := range cands {
+						names = append(names, c.Ref().String())
+					}
+					why := "matches no harvested warehouse table (it may write another database)"
+					if len(cands) > 1 {
+						why = "matches several warehouse tables (" + strings.Join(names, ", ") + ")"
+					}
+					warnings = append(warnings, fmt.Sprintf("connector %s writes table %s, which %s: no edge; declare it in a catalog file", cn.Name, table, why))
+					continue
+				}
+				match.Edges = append(match.Edges, graph.Edge{From: u.Field(""), To: tableURN(r.engine, cands[0]).Field(""), Kind: graph.EdgeWrites,
+					Transformation: fmt.Sprintf("connector config maps %s to %s, matched to warehouse table %s", t, table, cands[0].Ref())})
+			default:
 				warnings = append(warnings, fmt.Sprintf("connector %s writes table %s but its warehouse engine is unknown: no edge to it", cn.Name, table))
-				continue
 			}
-			b.Edges = append(b.Edges, graph.Edge{From: u.Field(""), To: graph.WarehouseURN(engine, graph.SplitRelation(table)...).Field(""),
-				Kind: graph.EdgeWrites, Transformation: "connector config maps " + t + " to " + table})
 		}
 	}
-	return []graph.Batch{b}, warnings, nil
+	out := []graph.Batch{b}
+	if r.tables != nil {
+		out = append(out, match)
+	} else if jdbcUnmatched {
+		warnings = append(warnings, "warehouse tables were not harvested in this sync: JDBC sink → warehouse edges were left as they were")
+	}
+	return out, warnings, nil
 }
 
-// sinkEngine is the warehouse engine a sink connector writes: Snowflake's own connector, or the
-// configured warehouse for JDBC sinks.
-func sinkEngine(class string, cfg *config.Config) string {
-	lc := strings.ToLower(class)
-	switch {
-	case strings.Contains(lc, "snowflake"):
-		return "snowflake"
-	case strings.Contains(lc, "jdbc") && cfg.Warehouse != nil:
-		return cfg.Warehouse.Engine
+// matchRelation returns the harvested tables a sink's table name names: the last part equal to the
+// table name and, when given, the schema and database parts equal too (case-insensitively, quotes
+// removed, as JDBC sinks quote the names they create).
+func matchRelation(tables []warehouse.Table, rel string) []warehouse.Table {
+	parts := graph.SplitRelation(rel)
+	for i, p := range parts {
+		if len(p) >= 2 && (p[0] == '"' || p[0] == '`') && p[len(p)-1] == p[0] {
+			parts[i] = strings.ReplaceAll(p[1:len(p)-1], p[:1]+p[:1], p[:1])
+		}
 	}
-	return ""
+	if len(parts) == 0 || parts[len(parts)-1] == "" || len(parts) > 3 {
+		return nil
+	}
+	var out []warehouse.Table
+	for _, t := range tables {
+		want := []string{t.Database, t.Schema, t.Name}[3-len(parts):]
+		ok := true
+		for i := range parts {
+			ok = ok && strings.EqualFold(parts[i], want[i])
+		}
+		if ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // ---- tableflow ----
@@ -600,19 +648,23 @@ func (r *run) tableflow(ctx context.Context) ([]graph.Batch, []string, error) {
 			attrs["catalog_sync"] = strings.Join(syncs, ",")
 		}
 		b.Assets = append(b.Assets, graph.Asset{URN: u, Kind: graph.KindTableflowTable, Name: t.Topic, Attrs: attrs})
+		formats := strings.Join(t.TableFormats, "/")
+		if formats == "" {
+			formats = "(no format reported)"
+		}
 		b.Edges = append(b.Edges, graph.Edge{From: graph.TopicURN(t.Topic).Field(""), To: u.Field(""), Kind: graph.EdgeMaterializes,
-			Transformation: "Tableflow " + strings.Join(t.TableFormats, "/") + " table of topic " + t.Topic})
+			Transformation: "Tableflow " + formats + " table of topic " + t.Topic})
 		if r.tables == nil {
 			continue
 		}
 		// The warehouse reads the table through a catalog integration under the topic's name, with
-		// characters SQL identifiers cannot hold replaced: match that name, never guess among several.
-		var cands []warehouse.Table
-		for _, wt := range r.tables {
-			if normalizeName(wt.Name) == normalizeName(t.Topic) {
-				cands = append(cands, wt)
-			}
+		// characters SQL identifiers cannot hold replaced, in a namespace named after the Kafka
+		// cluster: match that name, prefer that namespace, never guess among several.
+		cluster := t.KafkaClusterID
+		if cluster == "" {
+			cluster = cc.KafkaClusterID
 		}
+		cands := tableflowCandidates(r.tables, t.Topic, cluster)
 		switch len(cands) {
 		case 0:
 		case 1:
@@ -633,6 +685,30 @@ func (r *run) tableflow(ctx context.Context) ([]graph.Batch, []string, error) {
 		warnings = append(warnings, "warehouse tables were not harvested in this sync: Tableflow → warehouse edges were left as they were")
 	}
 	return out, warnings, nil
+}
+
+// tableflowCandidates returns the warehouse tables named like topic; when several are, only those
+// in the schema named after the Kafka cluster (Tableflow's catalog namespace) are kept.
+func tableflowCandidates(tables []warehouse.Table, topic, cluster string) []warehouse.Table {
+	var cands []warehouse.Table
+	for _, wt := range tables {
+		if normalizeName(wt.Name) == normalizeName(topic) {
+			cands = append(cands, wt)
+		}
+	}
+	if len(cands) < 2 || cluster == "" {
+		return cands
+	}
+	var inNamespace []warehouse.Table
+	for _, wt := range cands {
+		if normalizeName(wt.Schema) == normalizeName(cluster) {
+			inNamespace = append(inNamespace, wt)
+		}
+	}
+	if len(inNamespace) == 0 {
+		return cands
+	}
+	return inNamespace
 }
 
 // normalizeName folds a name to lower case with every run of non-alphanumerics as one '_'.

@@ -209,6 +209,50 @@ func TestSyncBuildsTheScenarioGraphFromLivePeers(t *testing.T) {
 	}
 }
 
+// Data Workers first looks after v12 (response_bytes dropped) is registered: no version was seen
+// by the statement's creation, so its pin is inferred from its SQL (v11, the newest that has
+// response_bytes), and the blast radius of the dropped field still reaches the statement.
+func TestFirstSyncAfterV12InfersTheStatementsPinFromItsSQL(t *testing.T) {
+	p := setup(t)
+	p.kafka.Registry.SeedSchema(kafkatest.Subject, 12, 12, sr.Schema{Schema: kafkatest.SchemaV12, Type: sr.TypeAvro})
+	rep := p.sync(t)
+	f := system(rep, catalogsync.SystemFlink)
+	if f.Status != "synced" || !strings.Contains(strings.Join(f.Warnings, "\n"), "pinned to v11") {
+		t.Fatalf("flink: %+v (want synced, with a warning that v11 was inferred)", f)
+	}
+	ctx := context.Background()
+	stmt, err := p.g.Get(ctx, graph.FlinkStatementURN("usage-hourly-rollup"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, sources := strings.Split(stmt.Attrs["schema_pins"], ","), strings.Split(stmt.Attrs["schema_pin_source"], ",")
+	i := slices.Index(pins, "api-usage-value v11")
+	if i < 0 || len(sources) != len(pins) || sources[i] != "inferred_from_sql" {
+		t.Fatalf("statement attrs = %v (want api-usage-value v11 inferred_from_sql)", stmt.Attrs)
+	}
+	br, err := p.g.BlastRadius(ctx, graph.BlastRadiusRequest{Asset: graph.SubjectURN(kafkatest.Subject), Fields: []string{"response_bytes"},
+		ChangeType: graph.ChangeColumnDrop, MaxDepth: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := map[graph.URN]bool{}
+	for _, im := range br.FieldLevel {
+		hit[im.URN] = true
+	}
+	for _, u := range []graph.URN{graph.FlinkStatementURN("usage-hourly-rollup"), "tableflow:usage-hourly"} {
+		if !hit[u] {
+			t.Errorf("blast radius of response_bytes misses %s: %+v", u, br.FieldLevel)
+		}
+	}
+
+	// A re-sync re-infers the same pin: nothing it asserted goes stale.
+	p.clock = p.clock.Add(time.Hour)
+	rep = p.sync(t, catalogsync.SystemRegistry, catalogsync.SystemFlink)
+	if f := system(rep, catalogsync.SystemFlink); f.MarkedStale != (graph.Counts{}) {
+		t.Errorf("re-sync marked flink lineage stale: %+v", f.MarkedStale)
+	}
+}
+
 func TestResyncMarksWhatVanishedStale(t *testing.T) {
 	p := setup(t)
 	p.sync(t)
@@ -273,5 +317,43 @@ func TestNothingConfiguredIsAnError(t *testing.T) {
 	}
 	if _, err := s.Run(context.Background(), catalogsync.Options{Systems: []string{"mainframe"}}); err == nil {
 		t.Fatal("unknown system accepted")
+	}
+}
+
+func TestJDBCSinkLinksOnlyAHarvestedTable(t *testing.T) {
+	p := setup(t)
+	p.connect.Set(connecttest.Connector{Name: "pg-sink", Type: "sink", State: "RUNNING", WorkerID: "w1:8083",
+		Config: map[string]string{"connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "accounts,api-usage",
+			"table.name.format": "${topic}", "connection.url": "jdbc:sqlite:/elsewhere.db"},
+		Tasks: []connecttest.Task{{State: "RUNNING", WorkerID: "w1:8083"}}})
+	rep := p.sync(t)
+	c := system(rep, catalogsync.SystemConnect)
+	if c.Status != "synced" || !strings.Contains(strings.Join(c.Warnings, "\n"), "writes table api-usage, which matches no harvested warehouse table") {
+		t.Fatalf("connect = %+v", c)
+	}
+	downstream := func() map[string]bool {
+		l, err := p.g.Downstream(context.Background(), []graph.FieldRef{graph.URN("connect:connector/pg-sink").Field("")}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reached(l)
+	}
+	got := downstream()
+	if !got["warehouse:sqlite/main.accounts"] {
+		t.Errorf("JDBC sink → matched table edge missing: %v", got)
+	}
+	for n := range got {
+		if strings.Contains(n, "api-usage") && strings.HasPrefix(n, "warehouse:") {
+			t.Errorf("phantom table asserted: %s", n)
+		}
+	}
+	// A connect-only sync cannot match tables: it keeps the earlier edge and says so.
+	p.clock = p.clock.Add(time.Hour)
+	rep = p.sync(t, catalogsync.SystemConnect)
+	if c := system(rep, catalogsync.SystemConnect); !strings.Contains(strings.Join(c.Warnings, "\n"), "were not harvested") {
+		t.Errorf("connect-only sync warnings = %v", c.Warnings)
+	}
+	if !downstream()["warehouse:sqlite/main.accounts"] {
+		t.Error("a connect-only sync dropped the matched edge")
 	}
 }

@@ -191,11 +191,12 @@ func (r *run) flink(ctx context.Context) ([]graph.Batch, []string, error) {
 					b.Assets[i].Attrs["principal"] = st.Principal
 				}
 				// The pins change the lineage: the list entry carries them so a change shows.
-				if p := b.Assets[i].Attrs["schema_pins"]; p != "" {
-					attrs["schema_pins"] = p
+				for _, k := range []string{"schema_pins", "schema_pin_source"} {
+					if p := b.Assets[i].Attrs[k]; p != "" {
+						attrs[k] = p
+					}
 				}
 			}
-			b.Warnings = append(b.Warnings, res.warnings...)
 			out = append(out, b)
 		}
 		list.Assets = append(list.Assets, graph.Asset{URN: u, Kind: graph.KindFlinkStatement, Name: st.Name, Attrs: attrs})
@@ -223,37 +224,22 @@ func (r *run) flink(ctx context.Context) ([]graph.Batch, []string, error) {
 	return append([]graph.Batch{list}, out...), warnings, nil
 }
 
-// previousPins reads the read-schema versions a statement was pinned to at an earlier sync: a
-// statement keeps the schema versions that were latest when it was created, for its lifetime.
-func (r *run) previousPins(ctx context.Context, u graph.URN, created time.Time) map[string]int {
+// previousPins reads the schema pins an earlier sync recorded on the statement, with their
+// sources: a real pin (first seen) holds for the statement's lifetime; an inferred one is tried
+// first when inferring again.
+func (r *run) previousPins(ctx context.Context, u graph.URN, created time.Time) map[string]flinksql.Pin {
 	a, err := r.s.Graph.Get(ctx, u)
-	if err != nil || a.Attrs["schema_pins"] == "" {
+	if err != nil {
 		return nil
 	}
-	if !created.IsZero() && a.Attrs["created_at"] != created.UTC().Format(time.RFC3339) {
-		return nil // a new statement under an old name
-	}
-	return parsePins(a.Attrs["schema_pins"])
-}
-
-// parsePins reads the Flink importer's schema_pins attribute: "subject vN,subject vM".
-func parsePins(s string) map[string]int {
-	pins := map[string]int{}
-	for _, p := range strings.Split(s, ",") {
-		subj, v, ok := strings.Cut(strings.TrimSpace(p), " v")
-		if n, err := strconv.Atoi(v); ok && err == nil && subj != "" {
-			pins[subj] = n
-		}
-	}
-	return pins
+	return flinksql.PreviousPins(a, created)
 }
 
 // tableResolver resolves a Flink table (a topic) to its value subject and the version the
 // statement read when it was created.
 type tableResolver struct {
-	r        *run
-	pins     map[string]int
-	warnings []string
+	r    *run
+	pins map[string]flinksql.Pin
 }
 
 // ResolveTable implements flinksql.Resolver.
@@ -270,52 +256,64 @@ func (t *tableResolver) ResolveTable(ctx context.Context, ref flinksql.TableRef,
 	if err != nil {
 		return flinksql.Table{}, err
 	}
-	v, how := pick(hist, t.pins[subject], at)
-	if how != "" {
-		t.warnings = append(t.warnings, fmt.Sprintf("%s: read schema taken as %s v%d (%s)", topic, subject, v.sv.Version, how))
+	v, source, candidates := pick(hist, t.pins[subject], at)
+	tbl, err := t.table(ctx, topic, v)
+	tbl.PinSource, tbl.Candidates = source, candidates
+	return tbl, err
+}
+
+// ResolveTableVersion implements flinksql.VersionResolver.
+func (t *tableResolver) ResolveTableVersion(ctx context.Context, ref flinksql.TableRef, n int) (flinksql.Table, error) {
+	hist, err := t.r.history(ctx, ref.Table+"-value")
+	if err != nil {
+		return flinksql.Table{}, err
 	}
-	rc, _ := t.r.registryClient()
+	for _, v := range hist {
+		if v.sv.Version == n {
+			return t.table(ctx, ref.Table, v)
+		}
+	}
+	return flinksql.Table{}, fmt.Errorf("%w: %s-value has no version %d", flinksql.ErrTableNotFound, ref.Table, n)
+}
+
+func (t *tableResolver) table(ctx context.Context, topic string, v version) (flinksql.Table, error) {
+	rc, err := t.r.registryClient()
+	if err != nil {
+		return flinksql.Table{}, err
+	}
 	parsed, err := rc.Parse(ctx, v.sv)
 	if err != nil {
 		return flinksql.Table{}, err
 	}
-	return flinksql.Table{Topic: topic, ValueSubject: subject, SchemaVersion: v.sv.Version, SchemaID: v.sv.ID, Columns: columns(parsed)}, nil
+	return flinksql.Table{Topic: topic, ValueSubject: v.sv.Subject, SchemaVersion: v.sv.Version, SchemaID: v.sv.ID, Columns: columns(parsed)}, nil
 }
 
-// pick chooses the version a statement created at `at` reads: an earlier sync's pin; else the
-// latest version first seen by then; else, when Data Workers first looked after the statement
-// was created, the latest version of that first look (and says so).
-func pick(hist []version, pinned int, at time.Time) (version, string) {
-	if pinned > 0 {
-		for _, v := range hist {
-			if v.sv.Version == pinned {
-				return v, ""
-			}
+// pick chooses the version a statement created at `at` reads, and how that is known: an earlier
+// sync's real pin; else the newest version first seen by then (flinksql.PinFirstSeen); else
+// none is known (source ""): the statement predates Data Workers' first look, and the importer
+// infers the pin from the SQL, trying candidates in order (the first is the version returned).
+func pick(hist []version, prior flinksql.Pin, at time.Time) (v version, source string, candidates []int) {
+	byNumber := map[int]version{}
+	var seen []flinksql.SeenVersion
+	var live []int
+	for _, h := range hist {
+		byNumber[h.sv.Version] = h
+		seen = append(seen, flinksql.SeenVersion{Version: h.sv.Version, FirstSeen: h.firstSeen, Deleted: h.sv.Deleted})
+		if !h.sv.Deleted {
+			live = append(live, h.sv.Version)
 		}
 	}
-	var best *version
-	for i := range hist {
-		v := &hist[i]
-		if v.sv.Deleted || at.IsZero() || v.firstSeen.After(at) {
-			continue
-		}
-		best = v
+	if h, ok := byNumber[prior.Version]; ok && prior.Real() {
+		return h, prior.Source, nil
 	}
-	if best != nil {
-		return *best, ""
+	if n, ok := flinksql.FirstSeenPin(seen, at); ok {
+		return byNumber[n], flinksql.PinFirstSeen, nil
 	}
-	earliest := time.Time{}
-	for _, v := range hist {
-		if !v.sv.Deleted && (earliest.IsZero() || v.firstSeen.Before(earliest)) {
-			earliest = v.firstSeen
-		}
+	candidates = flinksql.InferenceOrder(live, prior)
+	if len(candidates) == 0 {
+		return hist[len(hist)-1], "", nil // no live version: the caller checked, kept for safety
 	}
-	for i := len(hist) - 1; i >= 0; i-- {
-		if !hist[i].sv.Deleted && hist[i].firstSeen.Equal(earliest) {
-			return hist[i], "the statement predates Data Workers' first look at the subject; the latest version then is assumed"
-		}
-	}
-	return hist[len(hist)-1], "no live version"
+	return byNumber[candidates[0]], "", candidates
 }
 
 func shortHash(s string) string {

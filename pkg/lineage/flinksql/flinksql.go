@@ -3,7 +3,8 @@
 // columns → sink topic columns, with the expression as evidence. In Confluent Cloud a Flink table
 // is a Kafka topic and its columns are the fields of the topic's value schema, pinned to the schema
 // version current when the statement was created; SELECT * is expanded against that version and
-// flagged as such.
+// flagged as such. When no record says which version that was, it is inferred from the SQL (a
+// statement only starts when every column it reads resolves) and flagged inferred_from_sql.
 package flinksql
 
 import (
@@ -50,15 +51,42 @@ type Table struct {
 	Topic string
 	// ValueSubject is the Schema Registry subject of the topic's values ("" when none).
 	ValueSubject string
-	// SchemaVersion and SchemaID of the value schema in effect at the statement's creation (0 when
-	// unknown).
+	// SchemaVersion and SchemaID of the value schema the columns come from (0 when none): the
+	// statement's pin when PinSource is set, else the first candidate to try.
 	SchemaVersion int
 	SchemaID      int
 	// Columns are the value schema's top-level field names in order (nil when unknown).
 	Columns []Column
-	// Note is something the caller should know about this resolution (e.g. the pinned version
-	// was unknown and the latest was used); the importer passes it on as a warning.
+	// PinSource says how SchemaVersion was decided: PinFirstSeen or PinGiven are recorded facts;
+	// "" means the resolver does not know which version the statement was created against, and
+	// Import infers it from the SQL (see Candidates).
+	PinSource string
+	// Candidates are the versions Import tries, in order, when PinSource is "": the first under
+	// which every column the SQL reads resolves becomes the pin (PinInferred). The table as
+	// returned must be at Candidates[0]; a VersionResolver reads the others. Empty: only
+	// SchemaVersion is tried.
+	Candidates []int
+	// Note is something the caller should know about this resolution; the importer passes it on
+	// as a warning.
 	Note string
+}
+
+// How a table's schema version was pinned (the schema_pin_source attribute).
+const (
+	// PinFirstSeen: the newest version Data Workers had seen at or before the statement's creation.
+	PinFirstSeen = "first_seen"
+	// PinGiven: the caller said which version the statement was created against.
+	PinGiven = "given"
+	// PinInferred: no record; the newest version under which the statement's SQL resolves every
+	// column it reads (a Flink statement only starts when they all resolve).
+	PinInferred = "inferred_from_sql"
+)
+
+// VersionResolver is a Resolver that can read a table at another version of its value schema,
+// so Import can infer an unknown pin from the SQL.
+type VersionResolver interface {
+	Resolver
+	ResolveTableVersion(ctx context.Context, ref TableRef, version int) (Table, error)
 }
 
 // Column is one column of a Flink table.
@@ -127,11 +155,15 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 	outFields := map[string]bool{}
 	ordinal := 0
 	var kinds []string
-	for _, s := range stmts {
-		lin := sqlparse.Analyze(s, res.columns)
-		if res.err != nil {
-			return graph.Batch{}, res.err
-		}
+	lins, err := res.analyze(stmts)
+	if err != nil {
+		return graph.Batch{}, err
+	}
+	if lins, err = res.inferPins(stmts, lins); err != nil {
+		return graph.Batch{}, err
+	}
+	for i, s := range stmts {
+		lin := lins[i]
 		b.Warnings = append(b.Warnings, lin.Warnings...)
 		var sink *resolved
 		switch s.(type) {
@@ -188,15 +220,19 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 		}
 	}
 	attrs["sql_kind"] = strings.Join(kinds, ",")
-	var pins []string
+	// Only evidence is recorded as a pin: a recorded or given version, or one inferred from the
+	// SQL (with its source, so a later sync knows a fact from an inference).
+	var pins, sources []string
 	for _, k := range res.order {
 		rt := res.cache[k]
-		if rt.table.ValueSubject != "" && rt.table.SchemaVersion > 0 {
+		if rt.table.ValueSubject != "" && rt.table.SchemaVersion > 0 && rt.table.PinSource != "" {
 			pins = append(pins, rt.table.ValueSubject+" v"+strconv.Itoa(rt.table.SchemaVersion))
+			sources = append(sources, rt.table.PinSource)
 		}
 	}
 	if len(pins) > 0 {
 		attrs["schema_pins"] = strings.Join(pins, ",")
+		attrs["schema_pin_source"] = strings.Join(sources, ",")
 	}
 	if res.starExpanded {
 		attrs["select_star_expanded"] = "true"
@@ -246,6 +282,130 @@ type resolver struct {
 	order        []string
 	err          error
 	starExpanded bool
+}
+
+// analyze computes the lineage of each statement against the tables as resolved now.
+func (r *resolver) analyze(stmts []sqlparse.Statement) ([]*sqlparse.Lineage, error) {
+	out := make([]*sqlparse.Lineage, len(stmts))
+	for i, s := range stmts {
+		out[i] = sqlparse.Analyze(s, r.columns)
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return out, nil
+}
+
+// inferPins decides the version of each table whose pin the resolver does not know. A Flink
+// statement only starts when every column it reads resolves, so it was created against a
+// version under which they all do: the first such candidate (newest first) is the pin. Tables
+// are decided one at a time, the others as they stand. When no candidate resolves, the table
+// stays unpinned and its lineage goes by the column names the SQL uses.
+func (r *resolver) inferPins(stmts []sqlparse.Statement, lins []*sqlparse.Lineage) ([]*sqlparse.Lineage, error) {
+	vr, _ := r.r.(VersionResolver)
+	for _, k := range append([]string(nil), r.order...) {
+		rt := r.cache[k]
+		if rt.missing || rt.table.PinSource != "" || rt.table.ValueSubject == "" || rt.table.SchemaVersion <= 0 || rt.table.Columns == nil {
+			continue
+		}
+		first := rt.table
+		cands := first.Candidates
+		if len(cands) == 0 {
+			cands = []int{first.SchemaVersion}
+		}
+		var tried []string
+		pinned := false
+		for i, v := range cands {
+			if i > 0 {
+				if vr == nil {
+					break
+				}
+				t, err := vr.ResolveTableVersion(r.ctx, rt.ref, v)
+				if errors.Is(err, ErrTableNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, fmt.Errorf("flink statement %s: resolve table %s at %s v%d: %w", r.st.Name, rt.ref, first.ValueSubject, v, err)
+				}
+				if t.Topic == "" {
+					t.Topic = rt.ref.Table
+				}
+				rt.table = t
+				if lins, err = r.analyze(stmts); err != nil {
+					return nil, err
+				}
+			}
+			if bad := r.unresolved(k, lins); len(bad) > 0 {
+				tried = append(tried, fmt.Sprintf("v%d lacks %s", v, strings.Join(bad, ", ")))
+				continue
+			}
+			rt.table.PinSource = PinInferred
+			note := fmt.Sprintf("no record of the %s version statement %s was created against: pinned to v%d, the newest under which its SQL resolves every column it reads (%s)",
+				rt.table.ValueSubject, r.st.Name, rt.table.SchemaVersion, PinInferred)
+			if len(tried) > 0 {
+				note += "; " + strings.Join(tried, "; ")
+			}
+			rt.table.Note = strings.TrimSpace(rt.table.Note + " " + note)
+			pinned = true
+			break
+		}
+		if !pinned {
+			rt.table = Table{Topic: first.Topic, ValueSubject: first.ValueSubject,
+				Note: fmt.Sprintf("no version of %s resolves every column statement %s reads (%s): left unpinned, its lineage follows the column names in the SQL",
+					first.ValueSubject, r.st.Name, strings.Join(tried, "; "))}
+			var err error
+			if lins, err = r.analyze(stmts); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return lins, nil
+}
+
+// unresolved lists the columns the statements read of table key (a resolver cache key) that its
+// current columns lack, and the column references found in no table at all.
+func (r *resolver) unresolved(key string, lins []*sqlparse.Lineage) []string {
+	have := map[string]bool{}
+	for _, c := range r.cache[key].table.Columns {
+		have[strings.ToLower(c.Name)] = true
+	}
+	var bad []string
+	check := func(s sqlparse.SourceColumn) {
+		if s.Column == "*" || strings.HasPrefix(s.Column, "$") || strings.ToLower(r.ref(s.Table).String()) != key {
+			return // $rowtime and the like are system columns of every Confluent Cloud table
+		}
+		head, _, _ := strings.Cut(s.Column, ".")
+		if !have[strings.ToLower(head)] && !contains(bad, head) {
+			bad = append(bad, head)
+		}
+	}
+	for _, l := range lins {
+		for _, c := range l.Columns {
+			for _, s := range c.Sources {
+				check(s)
+			}
+		}
+		for _, s := range l.Indirect {
+			check(s)
+		}
+		reads := false
+		for _, t := range l.Tables {
+			reads = reads || strings.ToLower(r.ref(t).String()) == key
+		}
+		if !reads {
+			continue // a sink only: the references of its statement are not its columns
+		}
+		for _, w := range l.Warnings {
+			// sqlparse's wording for a reference no table of its FROM has: it may be any read
+			// table's, so it counts against each.
+			if rest, ok := strings.CutPrefix(w, "column "); ok {
+				if col, ok := strings.CutSuffix(rest, " not found in any table of its FROM clause"); ok && !contains(bad, col) {
+					bad = append(bad, col)
+				}
+			}
+		}
+	}
+	return bad
 }
 
 func (r *resolver) ref(name []string) TableRef {

@@ -3,6 +3,7 @@ package flinksql_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +140,118 @@ func TestColumnsFromAvro(t *testing.T) {
 	}
 	if _, err := flinksql.ColumnsFromAvro(`"string"`); err == nil {
 		t.Error("a non-record schema accepted")
+	}
+}
+
+// versioned is a VersionResolver over fixed column lists per version of each table's value
+// subject; the pin is unknown, so Import must infer it.
+type versioned map[string]map[int][]string
+
+func (v versioned) table(ref flinksql.TableRef, n int) (flinksql.Table, error) {
+	cols, ok := v[ref.Table][n]
+	if !ok {
+		return flinksql.Table{}, flinksql.ErrTableNotFound
+	}
+	t := flinksql.Table{Topic: ref.Table, ValueSubject: ref.Table + "-value", SchemaVersion: n}
+	for _, c := range cols {
+		t.Columns = append(t.Columns, flinksql.Column{Name: c, Type: "long"})
+	}
+	return t, nil
+}
+
+func (v versioned) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
+	var order []int
+	for n := range v[ref.Table] {
+		order = append(order, n)
+	}
+	if len(order) == 0 {
+		return flinksql.Table{}, flinksql.ErrTableNotFound
+	}
+	order = flinksql.InferenceOrder(order, flinksql.Pin{})
+	t, err := v.table(ref, order[0])
+	t.Candidates = order
+	return t, err
+}
+
+func (v versioned) ResolveTableVersion(_ context.Context, ref flinksql.TableRef, n int) (flinksql.Table, error) {
+	return v.table(ref, n)
+}
+
+func TestUnknownPinIsInferredFromTheSQL(t *testing.T) {
+	reg := versioned{
+		"api-usage": {10: {"account_id", "bytes"}, 11: {"account_id", "response_bytes", "endpoint"}, 12: {"account_id", "response_kib", "endpoint"}},
+		"accounts":  {1: {"account_id", "name"}, 2: {"account_id", "name", "plan"}},
+	}
+	cases := []struct {
+		name, sql string
+		pins      string // want schema_pins ("" = none)
+		edge      string // an edge that must be there
+		warn      string
+	}{
+		{"a dropped column pins the version before", "INSERT INTO out SELECT account_id, SUM(response_bytes) AS b FROM `api-usage` GROUP BY account_id",
+			"api-usage-value v11", "kafka:topic/api-usage#response_bytes -> flink:statement/s#b", "v12 lacks response_bytes"},
+		{"every version resolves: the newest", "SELECT account_id FROM `api-usage`", "api-usage-value v12", "kafka:topic/api-usage#account_id -> flink:statement/s#account_id", "pinned to v12"},
+		{"qualified columns of a join", "SELECT u.response_bytes, a.plan FROM `api-usage` u JOIN accounts a ON u.account_id = a.account_id",
+			"api-usage-value v11,accounts-value v2", "kafka:topic/accounts#plan -> flink:statement/s#plan", "pinned to v11"},
+		{"unqualified columns of a join", "SELECT response_bytes, name FROM `api-usage` u JOIN accounts a ON u.account_id = a.account_id",
+			"api-usage-value v11,accounts-value v2", "kafka:topic/api-usage#response_bytes -> flink:statement/s#response_bytes", "v12 lacks response_bytes"},
+		{"no version resolves: unpinned, by name", "SELECT account_id, nope FROM `api-usage`", "", "kafka:topic/api-usage#nope -> flink:statement/s#nope", "left unpinned"},
+		{"system columns always resolve", "SELECT account_id, $rowtime AS ts FROM `api-usage`", "api-usage-value v12", "kafka:topic/api-usage#account_id -> flink:statement/s#account_id", "pinned to v12"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := flinksql.Import(context.Background(), flinksql.Statement{Name: "s", SQL: c.sql}, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			attrs := b.Assets[0].Attrs
+			if attrs["schema_pins"] != c.pins {
+				t.Errorf("schema_pins %q, want %q (warnings %v)", attrs["schema_pins"], c.pins, b.Warnings)
+			}
+			if c.pins != "" && strings.Count(attrs["schema_pin_source"], "inferred_from_sql") != strings.Count(c.pins, ",")+1 {
+				t.Errorf("schema_pin_source %q", attrs["schema_pin_source"])
+			}
+			if _, ok := edges(b)[c.edge]; !ok {
+				t.Errorf("missing %s in %v", c.edge, edges(b))
+			}
+			if !strings.Contains(strings.Join(b.Warnings, "\n"), c.warn) {
+				t.Errorf("warnings %v lack %q", b.Warnings, c.warn)
+			}
+		})
+	}
+}
+
+func TestParsePinsKeepsOnlyPinsWithASource(t *testing.T) {
+	got := flinksql.ParsePins(map[string]string{"schema_pins": "usage-hourly-value v1, api-usage-value v11,garbage,x vY,accounts-value v3",
+		"schema_pin_source": "inferred_from_sql,first_seen,given,given,guess"})
+	want := map[string]flinksql.Pin{"usage-hourly-value": {Version: 1, Source: "inferred_from_sql"}, "api-usage-value": {Version: 11, Source: "first_seen"}}
+	if len(got) != len(want) || got["usage-hourly-value"] != want["usage-hourly-value"] || got["api-usage-value"] != want["api-usage-value"] {
+		t.Errorf("ParsePins = %v, want %v", got, want)
+	}
+	if legacy := flinksql.ParsePins(map[string]string{"schema_pins": "api-usage-value v12"}); len(legacy) != 0 {
+		t.Errorf("a pin without a source (a guess of an older release) was kept: %v", legacy)
+	}
+	if !got["api-usage-value"].Real() || got["usage-hourly-value"].Real() {
+		t.Error("Real: first_seen is a fact, an inference is not")
+	}
+}
+
+func TestFirstSeenPinAndInferenceOrder(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	vs := []flinksql.SeenVersion{{Version: 10, FirstSeen: day(1)}, {Version: 11, FirstSeen: day(3), Deleted: true}, {Version: 12, FirstSeen: day(9)}}
+	for at, want := range map[int]int{0: 0, 2: 10, 5: 10, 9: 12} {
+		var created time.Time
+		if at > 0 {
+			created = day(at)
+		}
+		if got, ok := flinksql.FirstSeenPin(vs, created); got != want || ok != (want > 0) {
+			t.Errorf("FirstSeenPin at day %d = %d %v, want %d", at, got, ok, want)
+		}
+	}
+	if got := flinksql.InferenceOrder([]int{3, 1, 2}, flinksql.Pin{Version: 2, Source: flinksql.PinInferred}); fmt.Sprint(got) != "[2 3 1]" {
+		t.Errorf("InferenceOrder = %v", got)
+	}
+	if got := flinksql.InferenceOrder([]int{1, 2}, flinksql.Pin{Version: 7}); fmt.Sprint(got) != "[2 1]" {
+		t.Errorf("InferenceOrder with a vanished prior = %v", got)
 	}
 }
