@@ -70,6 +70,10 @@ type consumerLagParams struct {
 type consumerLagResult struct {
 	Groups   []kafka.GroupLag `json:"groups"`
 	TotalLag int64            `json:"total_lag"`
+	// TotalGroups and Truncated say when only the first kafka.MaxLagGroups groups were described.
+	TotalGroups int    `json:"total_groups"`
+	Truncated   bool   `json:"truncated,omitempty" jsonschema:"True when the cluster has more groups than were described"`
+	Warning     string `json:"warning,omitempty"`
 }
 
 func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
@@ -82,12 +86,12 @@ func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
 				return consumerLagResult{}, err
 			}
 			defer cl.Close()
-			gs, err := cl.ConsumerLag(ctx, p.Group, p.Topic)
+			lag, err := cl.ConsumerLag(ctx, p.Group, p.Topic)
 			if err != nil {
 				return consumerLagResult{}, err
 			}
-			r := consumerLagResult{Groups: gs}
-			for _, g := range gs {
+			r := consumerLagResult{Groups: lag.Groups, TotalGroups: lag.TotalGroups, Truncated: lag.Truncated, Warning: lag.Warning}
+			for _, g := range lag.Groups {
 				r.TotalLag += g.TotalLag
 			}
 			return r, nil

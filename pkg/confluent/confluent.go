@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/connect"
 	"github.com/dataworkers/dw/pkg/httpapi"
 )
 
@@ -104,6 +105,9 @@ type Statement struct {
 	LatestOffsetsTimestamp *time.Time        `json:"latest_offsets_timestamp,omitempty"`
 	EndTime                *time.Time        `json:"end_time,omitempty"`
 	Warnings               []string          `json:"warnings,omitempty"`
+	// SQLWithheld says why SQL is empty: CREATE/ALTER CONNECTION and MODEL statements carry
+	// provider credentials in their options.
+	SQLWithheld string `json:"sql_withheld,omitempty"`
 }
 
 type wireStatement struct {
@@ -151,7 +155,88 @@ func (w wireStatement) statement() Statement {
 			s.Warnings = append(s.Warnings, wn.Message)
 		}
 	}
+	s.Properties = maskProperties(s.Properties)
+	if kind := credentialStatement(s.SQL, s.SQLKind); kind != "" {
+		s.SQL = ""
+		s.SQLWithheld = "a " + kind + " statement carries credentials in its options: its SQL text is withheld; the Confluent Cloud console shows it to the owner"
+	}
 	return s
+}
+
+// maskProperties hides sql.secrets.* values and secret-named properties (statement properties
+// can carry credentials that CREATE MODEL / CONNECTION statements reference).
+func maskProperties(props map[string]string) map[string]string {
+	if props == nil {
+		return nil
+	}
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		if v != "" && (strings.HasPrefix(strings.ToLower(k), "sql.secrets.") || connect.IsSecretKey(k)) {
+			v = "[redacted]"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// credentialStatement names the statement kind ("CREATE MODEL", "ALTER CONNECTION", …) when sql
+// creates or alters a connection or model, whose WITH/SET options hold API keys and secrets;
+// "" otherwise. It reads only the leading keywords (comments and whitespace skipped) and the
+// API's sql_kind trait. pkg/sqlparse's lexer is unexported, so the leading words are read here.
+func credentialStatement(sql, sqlKind string) string {
+	k := strings.ToUpper(sqlKind)
+	for _, obj := range []string{"CONNECTION", "MODEL"} {
+		if strings.Contains(k, obj) {
+			return strings.ReplaceAll(k, "_", " ")
+		}
+	}
+	words := leadingWords(sql, 6)
+	if len(words) < 2 || words[0] != "CREATE" && words[0] != "ALTER" {
+		return ""
+	}
+	for _, w := range words[1:] {
+		switch w {
+		case "OR", "REPLACE", "TEMPORARY", "TEMP", "SYSTEM":
+			continue
+		case "CONNECTION", "MODEL":
+			return words[0] + " " + w
+		}
+		return ""
+	}
+	return ""
+}
+
+// leadingWords returns up to n leading bare words of sql, upper-cased, skipping whitespace and
+// -- / /* */ comments; it stops at the first character that is neither.
+func leadingWords(sql string, n int) []string {
+	var words []string
+	i := 0
+	for i < len(sql) && len(words) < n {
+		c := sql[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case strings.HasPrefix(sql[i:], "--"):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(sql[i:], "/*"):
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				return words
+			}
+			i += end + 4
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			start := i
+			for i < len(sql) && (sql[i] == '_' || sql[i] >= 'a' && sql[i] <= 'z' || sql[i] >= 'A' && sql[i] <= 'Z' || sql[i] >= '0' && sql[i] <= '9') {
+				i++
+			}
+			words = append(words, strings.ToUpper(sql[start:i]))
+		default:
+			return words
+		}
+	}
+	return words
 }
 
 // StatementFilter narrows a statement listing.
@@ -343,8 +428,8 @@ func (w wireTableflow) topic() TableflowTopic {
 		TableFormats: w.Spec.TableFormats, Suspended: w.Spec.Suspended, StorageKind: w.Spec.Storage.Kind, TablePath: w.Spec.Storage.TablePath,
 		BucketName: w.Spec.Storage.BucketName, RetentionMS: w.Spec.Config.RetentionMS, Phase: w.Status.Phase, ErrorMessage: w.Status.ErrorMessage,
 		CatalogSync: w.Status.CatalogSyncStatuses, FailingFormats: w.Status.FailingTableFormats, CreatedAt: w.Metadata.CreatedAt, UpdatedAt: w.Metadata.UpdatedAt}
-	if len(t.TableFormats) == 0 {
-		t.TableFormats = []string{"ICEBERG"} // the documented default
+	if t.TableFormats == nil {
+		t.TableFormats = []string{} // as the API answered: no format is reported, none is assumed
 	}
 	if t.CatalogSync == nil {
 		t.CatalogSync = []CatalogSync{}

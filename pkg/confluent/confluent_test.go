@@ -180,6 +180,7 @@ func TestListTableflowTopicsWithFormatsAndCatalogSync(t *testing.T) {
 	for i := range 12 {
 		tfs = append(tfs, confluenttest.Tableflow{Topic: fmt.Sprintf("t-%02d", i), Phase: "RUNNING"})
 	}
+	tfs = append(tfs, confluenttest.Tableflow{Topic: "no-formats", Phase: "RUNNING", TableFormats: []string{}})
 	srv := confluenttest.New(t, nil, tfs)
 	got, err := client(t, srv).ListTableflowTopics(context.Background())
 	if err != nil {
@@ -200,8 +201,11 @@ func TestListTableflowTopicsWithFormatsAndCatalogSync(t *testing.T) {
 	if o.Healthy || !o.Suspended || o.CatalogSync[0].ErrorMessage != "AccessDenied" || o.FailingFormats[0].Format != "ICEBERG" {
 		t.Errorf("orders = %+v", o)
 	}
-	if by["t-00"].TableFormats[0] != "ICEBERG" {
-		t.Errorf("default table format missing: %+v", by["t-00"])
+	if f := by["t-00"].TableFormats; len(f) != 1 || f[0] != "ICEBERG" {
+		t.Errorf("table formats = %v, want the fake's [ICEBERG]", f)
+	}
+	if f := by["no-formats"].TableFormats; f == nil || len(f) != 0 {
+		t.Errorf("empty table_formats reported as %v, want [] as the API answered", f)
 	}
 	for _, r := range srv.Requests {
 		if !strings.Contains(r, "environment="+confluenttest.Env) || !strings.Contains(r, "spec.kafka_cluster="+confluenttest.Cluster) {
@@ -235,4 +239,45 @@ func (c confluenttestConfig) cfg() *config.ConfluentCloud {
 
 func (c confluenttestConfig) cfgNoFlink() *config.ConfluentCloud {
 	return &config.ConfluentCloud{APIURL: c.url, APIKey: "CLOUDKEY", APISecret: "cloud-secret", EnvironmentID: "env", Timeout: time.Second}
+}
+
+func TestStatementsNeverReturnCredentials(t *testing.T) {
+	sts := []confluenttest.Statement{
+		{Name: "model", ComputePoolID: confluenttest.Pool, Phase: "COMPLETED", SQL: "-- embeddings\n/* v2 */ CREATE MODEL `embed` INPUT (text STRING) OUTPUT (v ARRAY<FLOAT>) " +
+			"WITH ('provider' = 'openai', 'openai.api_key' = 'sk-MODELSECRET', 'task' = 'embedding')"},
+		{Name: "conn", ComputePoolID: confluenttest.Pool, Phase: "COMPLETED", SQL: "create or replace connection openai_conn WITH ('type' = 'openai', 'api-key' = 'CONNSECRET')"},
+		{Name: "alter", ComputePoolID: confluenttest.Pool, Phase: "COMPLETED", SQL: "ALTER MODEL embed SET ('openai.api_key' = 'ALTERSECRET')"},
+		{Name: "kind-only", ComputePoolID: confluenttest.Pool, Phase: "COMPLETED", SQLKind: "CREATE_CONNECTION", SQL: "EXECUTE something 'KINDSECRET'"},
+		{Name: "rollup", ComputePoolID: confluenttest.Pool, Phase: "RUNNING", SQL: rollupSQL, Properties: map[string]string{
+			"sql.current-catalog": "env", "sql.secrets.openaikey": "PROPSECRET", "sql.secrets.my_token": "PROPSECRET2"}},
+		{Name: "table-named-model", ComputePoolID: confluenttest.Pool, Phase: "RUNNING", SQL: "CREATE TABLE model (a INT)"},
+	}
+	srv := confluenttest.New(t, sts, nil)
+	c := client(t, srv)
+	all, err := c.ListStatements(context.Background(), confluent.StatementFilter{ComputePoolID: confluenttest.Pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := c.GetStatement(context.Background(), "model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]confluent.Statement{}
+	for _, s := range append(all, one) {
+		if strings.Contains(fmt.Sprint(s), "SECRET") {
+			t.Errorf("statement %s leaks a secret: %+v", s.Name, s)
+		}
+		by[s.Name] = s
+	}
+	for _, n := range []string{"model", "conn", "alter", "kind-only"} {
+		if by[n].SQL != "" || by[n].SQLWithheld == "" {
+			t.Errorf("%s: sql %q withheld %q", n, by[n].SQL, by[n].SQLWithheld)
+		}
+	}
+	if by["rollup"].SQL != rollupSQL || by["rollup"].Properties["sql.current-catalog"] != "env" || by["rollup"].Properties["sql.secrets.openaikey"] != "[redacted]" {
+		t.Errorf("rollup = %+v", by["rollup"])
+	}
+	if by["table-named-model"].SQL == "" {
+		t.Error("a table named model was withheld")
+	}
 }

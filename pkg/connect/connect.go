@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/httpapi"
@@ -139,7 +140,8 @@ type Lineage struct {
 	Topics      []string `json:"topics,omitempty"`
 	TopicsRegex string   `json:"topics_regex,omitempty"`
 	// Tables maps topic → target table for sinks that declare it (Snowflake topic2table.map, JDBC
-	// table.name.format), fully qualified when the config names the database and schema.
+	// table.name.format) or whose naming rule is exact (the Snowflake sink's name for an unmapped
+	// topic), fully qualified when the config names the database and schema.
 	Tables map[string]string `json:"tables,omitempty"`
 	// ActiveTopics is what the worker reports the connector has used (KIP-558), when available.
 	ActiveTopics []string `json:"active_topics,omitempty"`
@@ -333,15 +335,20 @@ func ConfigLineage(cfg map[string]string) Lineage {
 			l.Topics = appendUnique(l.Topics, topic)
 		}
 	}
-	// The Snowflake sink names unmapped topics' tables after the topic (upper-cased by Snowflake).
-	if strings.Contains(cfg["connector.class"], "snowflake") && db != "" && schema != "" {
+	// The Snowflake sink names an unmapped topic's table by its own rule (SnowflakeTableName).
+	if strings.Contains(strings.ToLower(cfg["connector.class"]), "snowflake") && db != "" && schema != "" {
 		for _, t := range l.Topics {
-			if _, ok := l.Tables[t]; !ok {
-				if l.Tables == nil {
-					l.Tables = map[string]string{}
-				}
-				l.Tables[t] = qualify(strings.ToUpper(snowflakeIdent(t)))
+			if _, ok := l.Tables[t]; ok {
+				continue
 			}
+			name, ok := SnowflakeTableName(t)
+			if !ok {
+				continue
+			}
+			if l.Tables == nil {
+				l.Tables = map[string]string{}
+			}
+			l.Tables[t] = qualify(name)
 		}
 	}
 	// JDBC sinks: table.name.format with ${topic}.
@@ -358,11 +365,77 @@ func ConfigLineage(cfg map[string]string) Lineage {
 	return l
 }
 
-var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_$]`)
+// SnowflakeTableName is the table the Snowflake Kafka connector (Utils.generateValidName) creates
+// for a topic without a topic2table entry: a topic that is a valid identifier
+// (^[_a-zA-Z][_$a-zA-Z0-9]+$) is used as is; otherwise ".*" is removed, every invalid character
+// (per UTF-16 code unit, the first also may not be a digit) becomes "_", and "_" plus
+// Math.abs(topic.hashCode()) is appended. ok is false when the connector itself would fail.
+func SnowflakeTableName(topic string) (name string, ok bool) {
+	if topic == "" {
+		return "", false
+	}
+	if validSnowflakeIdent(topic) {
+		return topic, true
+	}
+	hash := javaAbs(javaHashCode(topic))
+	units := utf16.Encode([]rune(strings.ReplaceAll(topic, ".*", "")))
+	if len(units) == 0 {
+		return "", false // Java's substring(0, 1) throws: the connector rejects the topic
+	}
+	var b strings.Builder
+	i := 0
+	if c := units[0]; c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+		b.WriteByte(byte(c))
+		i = 1
+	} else {
+		b.WriteByte('_')
+	}
+	for ; i < len(units); i++ {
+		c := units[i]
+		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b.WriteByte(byte(c))
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	b.WriteByte('_')
+	b.WriteString(strconv.FormatInt(int64(hash), 10))
+	return b.String(), true
+}
 
-// snowflakeIdent is the Snowflake connector's rule for a topic without a mapping: characters that
-// are not valid in an identifier become underscores.
-func snowflakeIdent(topic string) string { return nonIdent.ReplaceAllString(topic, "_") }
+// validSnowflakeIdent is the connector's isValidSnowflakeObjectIdentifier: ASCII, at least two
+// characters, not starting with a digit or '$'.
+func validSnowflakeIdent(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c == '$' || c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// javaHashCode is Java's String.hashCode: s[0]*31^(n-1) + … + s[n-1] over UTF-16 code units,
+// wrapping in 32 bits.
+func javaHashCode(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// javaAbs is Math.abs(int): MinInt32 stays negative.
+func javaAbs(h int32) int32 {
+	if h < 0 {
+		return -h // wraps for MinInt32, as in Java
+	}
+	return h
+}
 
 func splitList(s string) []string {
 	var out []string
@@ -383,20 +456,94 @@ func appendUnique(s []string, v string) []string {
 	return append(s, v)
 }
 
-var secretKey = regexp.MustCompile(`(?i)(password|secret|private\.key|passphrase|token|credential|api\.key|sasl\.jaas\.config|key\.password)`)
+// IsSecretKey says whether a config key names a secret: passwords, secrets, Schema Registry
+// basic.auth.user.info, keystore and truststore contents, private keys, tokens, credentials and
+// SASL JAAS configs. Keystore/truststore locations and types are paths and names, not secrets.
+func IsSecretKey(key string) bool {
+	k := strings.ToLower(strings.TrimSpace(key))
+	for _, w := range []string{"password", "passwd", "passphrase", "secret", "user.info", "userinfo", "token", "credential",
+		"sasl.jaas.config", "private.key", "privatekey", "api.key", "apikey"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	if k == "pwd" || strings.HasSuffix(k, ".pwd") || k == "key" || strings.HasSuffix(k, ".key") {
+		return true
+	}
+	if strings.Contains(k, "keystore") || strings.Contains(k, "truststore") {
+		return !strings.HasSuffix(k, ".location") && !strings.HasSuffix(k, ".type")
+	}
+	return false
+}
 
-// Redact hides values whose keys look like secrets; Connect only masks PASSWORD-typed configs it
-// knows about, and plugins are not consistent.
+// Redact hides values whose keys look like secrets, and the userinfo and password-like
+// parameters of URL values (connection.url, connection.uri, …): Connect only masks
+// PASSWORD-typed configs it knows about, and plugins are not consistent.
 func Redact(cfg map[string]string) map[string]string {
 	if cfg == nil {
 		return nil
 	}
 	out := make(map[string]string, len(cfg))
 	for k, v := range cfg {
-		if secretKey.MatchString(k) && v != "" {
-			v = "[redacted]"
+		switch {
+		case v == "":
+		case IsSecretKey(k):
+			v = redacted
+		default:
+			v = RedactURL(v)
 		}
 		out[k] = v
 	}
 	return out
+}
+
+const redacted = "[redacted]"
+
+// RedactURL strips what a URL-like value carries as secrets: the userinfo of scheme://user:pass@host
+// (also behind a jdbc: prefix), Oracle's jdbc:oracle:thin:user/pass@host, and the values of
+// secret-named parameters after '?', '&' or ';' (password=…, sqlserver's ;password=…).
+// Other values are returned unchanged.
+func RedactURL(v string) string {
+	lower := strings.ToLower(v)
+	if i := strings.Index(lower, "jdbc:oracle:thin:"); i >= 0 {
+		rest := v[i+len("jdbc:oracle:thin:"):]
+		if at := strings.LastIndex(rest, "@"); at > 0 {
+			v = v[:i+len("jdbc:oracle:thin:")] + redacted + rest[at:]
+		}
+	} else if i := strings.Index(v, "://"); i >= 0 {
+		start := i + 3
+		end := len(v)
+		// Up to the parameters, not the first '/': a raw password may hold one. An '@' in a
+		// path then over-redacts, which is the safe side.
+		if j := strings.IndexAny(v[start:], "?;#"); j >= 0 {
+			end = start + j
+		}
+		if at := strings.LastIndex(v[start:end], "@"); at >= 0 {
+			v = v[:start] + redacted + v[start+at:]
+		}
+	}
+	if !strings.ContainsAny(v, "?;&") || !strings.Contains(v, "=") {
+		return v
+	}
+	// Parameters: each segment after a '?', '&' or ';' is name=value.
+	var b strings.Builder
+	seg := 0
+	inParams := false
+	flush := func(end int) {
+		part := v[seg:end]
+		if name, _, ok := strings.Cut(part, "="); ok && inParams && IsSecretKey(name) {
+			part = name + "=" + redacted
+		}
+		b.WriteString(part)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '?' || c == '&' || c == ';' {
+			flush(i)
+			b.WriteByte(c)
+			seg = i + 1
+			inParams = true
+		}
+	}
+	flush(len(v))
+	return b.String()
 }

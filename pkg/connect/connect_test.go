@@ -2,11 +2,14 @@ package connect_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/connect"
@@ -70,8 +73,8 @@ func TestListConnectorsExpandsStatusAndInfo(t *testing.T) {
 	if got := sink.Lineage.Tables["usage-hourly"]; got != "ANALYTICS.USAGE.USAGE_HOURLY" {
 		t.Errorf("topic2table mapping = %q", got)
 	}
-	if got := sink.Lineage.Tables["api-usage"]; got != "ANALYTICS.USAGE.API_USAGE" {
-		t.Errorf("unmapped topic's table = %q", got)
+	if got, want := sink.Lineage.Tables["api-usage"], "ANALYTICS.USAGE.api_usage_"+javaAbsHash("api-usage"); got != want {
+		t.Errorf("unmapped topic's table = %q, want %q", got, want)
 	}
 	if sink.Config["snowflake.private.key"] != "[redacted]" || cs[0].Config["database.password"] != "[redacted]" {
 		t.Errorf("secrets not redacted: %v / %v", sink.Config, cs[0].Config)
@@ -176,6 +179,11 @@ func TestConfigLineage(t *testing.T) {
 		{"snowflake map without db", map[string]string{"snowflake.topic2table.map": "a:T_A,bad,:x"}, []string{"a"}, map[string]string{"a": "T_A"}},
 		{"jdbc format", map[string]string{"topics": "orders", "table.name.format": "raw.${topic}"}, []string{"orders"}, map[string]string{"orders": "raw.orders"}},
 		{"source topic", map[string]string{"kafka.topic": "events"}, []string{"events"}, nil},
+		{"snowflake unmapped valid topic kept as is", map[string]string{"connector.class": "com.snowflake.kafka.connector.SnowflakeSinkConnector",
+			"topics": "orders_v2", "snowflake.database.name": "DB", "snowflake.schema.name": "S"}, []string{"orders_v2"}, map[string]string{"orders_v2": "DB.S.orders_v2"}},
+		{"snowflake unmapped topic gets the connector's hashed name", map[string]string{"connector.class": "com.snowflake.kafka.connector.SnowflakeSinkConnector",
+			"topics": "usage-hourly", "snowflake.database.name": "DB", "snowflake.schema.name": "S"}, []string{"usage-hourly"},
+			map[string]string{"usage-hourly": "DB.S.usage_hourly_" + javaAbsHash("usage-hourly")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -230,5 +238,112 @@ func TestConfluentCloudManagedConnectors(t *testing.T) {
 	}
 	if _, err := connect.FromConfig(&config.Config{}); err == nil || !strings.Contains(err.Error(), "connect.url") || !strings.Contains(err.Error(), "kafka_cluster_id") {
 		t.Fatalf("neither configured: %v", err)
+	}
+}
+
+// javaAbsHash is Math.abs(s.hashCode()) computed independently of the package: unsigned 32-bit
+// arithmetic over UTF-16 code units, then reinterpreted as signed.
+func javaAbsHash(s string) string {
+	var h uint32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = h*31 + uint32(u)
+	}
+	v := int64(int32(h))
+	if v < 0 && v != math.MinInt32 {
+		v = -v
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func TestSnowflakeTableName(t *testing.T) {
+	cases := []struct{ topic, want string }{
+		{"usage-hourly", "usage_hourly_" + javaAbsHash("usage-hourly")},
+		{"USAGE_HOURLY", "USAGE_HOURLY"},
+		{"a$1", "a$1"},
+		{"x", "x_" + javaAbsHash("x")},              // one character is not a valid identifier
+		{"1abc", "_1abc_" + javaAbsHash("1abc")},    // the first character is re-read by the loop
+		{"$abc", "_$abc_" + javaAbsHash("$abc")},    // "$" may not start a name: "_", then the loop re-reads it
+		{"logs.*", "logs_" + javaAbsHash("logs.*")}, // ".*" removed, hash of the original
+		{"ä-t", "___t_" + javaAbsHash("ä-t")},       // "_" for the first unit, then one per code unit
+		{"😀x", "___x_" + javaAbsHash("😀x")},         // a surrogate pair is two code units
+	}
+	for _, c := range cases {
+		got, ok := connect.SnowflakeTableName(c.topic)
+		if !ok || got != c.want {
+			t.Errorf("SnowflakeTableName(%q) = %q, %v; want %q", c.topic, got, ok, c.want)
+		}
+	}
+	if got, ok := connect.SnowflakeTableName(".*"); ok {
+		t.Errorf("\".*\" gives %q: the connector rejects it", got)
+	}
+}
+
+func TestRedactHidesSecretsInKeysAndURLs(t *testing.T) {
+	cfg := map[string]string{
+		"value.converter.basic.auth.user.info":               "SRKEY:SRSECRET",
+		"key.converter.schema.registry.basic.auth.user.info": "SRKEY:SRSECRET",
+		"connection.url":                      "jdbc:postgresql://db.internal:5432/analytics?user=dw&password=PGSECRET&sslmode=require",
+		"connection.uri":                      "mongodb://dw:MONGOSECRET@mongo:27017/app",
+		"mysql.url":                           "jdbc:mysql://dw:MYSQL/SECRET@mysql/app",
+		"sqlserver.url":                       "jdbc:sqlserver://sql:1433;databaseName=app;user=dw;password=MSSECRET",
+		"oracle.url":                          "jdbc:oracle:thin:dw/ORASECRET@ora:1521/svc",
+		"ssl.keystore.key":                    "-----BEGIN PRIVATE KEY-----KEYSECRET",
+		"ssl.keystore.password":               "KSSECRET",
+		"ssl.truststore.password":             "TSSECRET",
+		"ssl.truststore.certificates":         "TSCERTSECRET",
+		"snowflake.private.key":               "MIIEvQSECRET",
+		"sasl.jaas.config":                    "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"JAASSECRET\";",
+		"gcs.credentials.json":                "{CREDSECRET}",
+		"bearer.token":                        "TOKENSECRET",
+		"aws.secret.access.key":               "AWSSECRET",
+		"ssl.keystore.location":               "/etc/ks.jks",
+		"key.converter":                       "io.confluent.connect.avro.AvroConverter",
+		"value.converter.schema.registry.url": "https://psrc.example.com",
+		"topics":                              "a,b",
+	}
+	got := connect.Redact(cfg)
+	for k, v := range got {
+		if strings.Contains(v, "SECRET") {
+			t.Errorf("%s = %q leaks a secret", k, v)
+		}
+	}
+	keep := map[string]string{
+		"ssl.keystore.location":               "/etc/ks.jks",
+		"key.converter":                       "io.confluent.connect.avro.AvroConverter",
+		"value.converter.schema.registry.url": "https://psrc.example.com",
+		"topics":                              "a,b",
+		"connection.url":                      "jdbc:postgresql://db.internal:5432/analytics?user=dw&password=[redacted]&sslmode=require",
+		"connection.uri":                      "mongodb://[redacted]@mongo:27017/app",
+		"sqlserver.url":                       "jdbc:sqlserver://sql:1433;databaseName=app;user=dw;password=[redacted]",
+		"oracle.url":                          "jdbc:oracle:thin:[redacted]@ora:1521/svc",
+	}
+	for k, want := range keep {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+}
+
+func TestListAndStatusNeverReturnConverterSecrets(t *testing.T) {
+	c := snowflakeSink
+	c.Config = map[string]string{"connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "orders",
+		"value.converter.basic.auth.user.info": "SRKEY:SRSECRET",
+		"connection.url":                       "jdbc:postgresql://pg:5432/dw?password=PGSECRET"}
+	srv := connecttest.New(t, c)
+	cl := client(t, srv.URL, nil)
+	cs, err := cl.ListConnectors(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := cl.Get(context.Background(), c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range []connect.Connector{cs[0], one} {
+		for k, v := range conn.Config {
+			if strings.Contains(v, "SECRET") {
+				t.Errorf("%s = %q leaks a secret", k, v)
+			}
+		}
 	}
 }

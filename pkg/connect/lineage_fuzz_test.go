@@ -33,3 +33,35 @@ func FuzzConfigLineage(f *testing.F) {
 		}
 	})
 }
+
+// TestJavaHashCodeKnownValues pins the hash to values Java prints.
+func TestJavaHashCodeKnownValues(t *testing.T) {
+	for s, want := range map[string]int32{"": 0, "hello": 99162322, "Hello World": -862545276, "polygenelubricants": -2147483648} {
+		if got := javaHashCode(s); got != want {
+			t.Errorf("hashCode(%q) = %d, want %d", s, got, want)
+		}
+	}
+	if javaAbs(-2147483648) != -2147483648 || javaAbs(-5) != 5 {
+		t.Error("javaAbs differs from Math.abs")
+	}
+}
+
+// FuzzRedactURL: never a panic, and a password parameter or userinfo never survives.
+func FuzzRedactURL(f *testing.F) {
+	f.Add("jdbc:postgresql://h:5432/db", "sslmode=require")
+	f.Add("mongodb://u:p@h", "")
+	f.Add("jdbc:oracle:thin:", "@")
+	f.Add("://@;?&=", "==")
+	f.Fuzz(func(t *testing.T, base, param string) {
+		if strings.Contains(base+param, "Zq9") {
+			return
+		}
+		_ = RedactURL(base)
+		if got := RedactURL(base + "?" + param + "&password=Zq9"); strings.Contains(got, "Zq9") {
+			t.Fatalf("password survived: %q", got)
+		}
+		if got := RedactURL("mysql://dw:Zq9@" + param); strings.Contains(got, "Zq9") {
+			t.Fatalf("userinfo survived: %q", got)
+		}
+	})
+}

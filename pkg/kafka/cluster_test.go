@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -142,11 +143,12 @@ func TestConsumerLagFromARealGroup(t *testing.T) {
 	consumer.Close() // leave the group: state Empty, commits kept
 
 	cl := open(t, f.Kafka)
-	lags, err := cl.ConsumerLag(context.Background(), "billing-consumer", "")
+	res, err := cl.ConsumerLag(context.Background(), "billing-consumer", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lags) != 1 {
+	lags := res.Groups
+	if len(lags) != 1 || res.Truncated || res.TotalGroups != 1 {
 		t.Fatalf("lags = %+v", lags)
 	}
 	g := lags[0]
@@ -164,11 +166,37 @@ func TestConsumerLagFromARealGroup(t *testing.T) {
 	}
 
 	all, err := cl.ConsumerLag(context.Background(), "", topic)
-	if err != nil || len(all) != 1 || all[0].Group != "billing-consumer" {
+	if err != nil || len(all.Groups) != 1 || all.Groups[0].Group != "billing-consumer" || all.Truncated {
 		t.Fatalf("all groups = %+v, %v", all, err)
 	}
 	if _, err := cl.ConsumerLag(context.Background(), "nobody", ""); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("unknown group err = %v", err)
+	}
+}
+
+func TestConsumerLagSaysWhenGroupsAreCut(t *testing.T) {
+	f := kafkatest.Start(t, topic)
+	adm := kadm.NewClient(mustClient(t, f.Kafka))
+	ctx := context.Background()
+	n := kafka.MaxLagGroups + 3
+	for i := 0; i < n; i++ {
+		var offs kadm.Offsets
+		offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 0, LeaderEpoch: -1})
+		if err := adm.CommitAllOffsets(ctx, fmt.Sprintf("g-%03d", i), offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := open(t, f.Kafka).ConsumerLag(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || res.TotalGroups != n || len(res.Groups) != kafka.MaxLagGroups || !strings.Contains(res.Warning, strconv.Itoa(n)) {
+		t.Fatalf("truncated=%v total=%d groups=%d warning=%q", res.Truncated, res.TotalGroups, len(res.Groups), res.Warning)
+	}
+	for _, g := range res.Groups {
+		if g.Group > fmt.Sprintf("g-%03d", kafka.MaxLagGroups-1) {
+			t.Fatalf("group %s described beyond the first %d by name", g.Group, kafka.MaxLagGroups)
+		}
 	}
 }
 

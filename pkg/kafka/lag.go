@@ -35,34 +35,49 @@ type GroupLag struct {
 // MaxLagGroups bounds how many groups one lag call describes when no group is named.
 const MaxLagGroups = 200
 
+// Lag is a lag answer: the groups described, and whether the listing was cut at MaxLagGroups.
+type Lag struct {
+	Groups []GroupLag `json:"groups"`
+	// TotalGroups is how many groups the cluster listed (1 when a group was named).
+	TotalGroups int `json:"total_groups"`
+	// Truncated is true when only the first MaxLagGroups groups (by name) were described.
+	Truncated bool   `json:"truncated,omitempty"`
+	Warning   string `json:"warning,omitempty"`
+}
+
 // ConsumerLag computes committed offset, end offset and lag per partition for one group, or for
 // every group when group is empty; topic, when set, keeps only that topic's partitions (and the
 // groups that consume it). A named group the cluster does not know is an error.
-func (c *Cluster) ConsumerLag(ctx context.Context, group, topic string) ([]GroupLag, error) {
+func (c *Cluster) ConsumerLag(ctx context.Context, group, topic string) (Lag, error) {
 	if topic != "" {
 		if err := ValidateTopicName(topic); err != nil {
-			return nil, err
+			return Lag{}, err
 		}
 	}
 	bctx, cancel := c.bound(ctx)
 	defer cancel()
 	groups := []string{group}
+	res := Lag{Groups: []GroupLag{}, TotalGroups: 1}
 	if group == "" {
 		listed, err := c.adm.ListGroups(bctx)
 		if err != nil {
-			return nil, c.fail(bctx, "list consumer groups", err)
+			return Lag{}, c.fail(bctx, "list consumer groups", err)
 		}
 		groups = listed.Groups()
+		sort.Strings(groups)
+		res.TotalGroups = len(groups)
 		if len(groups) > MaxLagGroups {
 			groups = groups[:MaxLagGroups]
+			res.Truncated = true
+			res.Warning = fmt.Sprintf("the cluster has %d consumer groups: only the first %d by name were described; name a group to see another", res.TotalGroups, MaxLagGroups)
 		}
 		if len(groups) == 0 {
-			return []GroupLag{}, nil
+			return res, nil
 		}
 	}
 	lags, err := c.adm.Lag(bctx, groups...)
 	if err != nil {
-		return nil, c.fail(bctx, "consumer lag", err)
+		return Lag{}, c.fail(bctx, "consumer lag", err)
 	}
 	out := []GroupLag{}
 	for _, name := range groups {
@@ -95,13 +110,14 @@ func (c *Cluster) ConsumerLag(ctx context.Context, group, topic string) ([]Group
 		}
 		// Kafka answers "Dead" with no offsets for a group it has never seen.
 		if group != "" && l.State == "Dead" && len(l.Lag) == 0 {
-			return nil, fmt.Errorf("consumer group %q not found on kafka (it has no members and no committed offsets); call get_consumer_lag without a group to list them", group)
+			return Lag{}, fmt.Errorf("consumer group %q not found on kafka (it has no members and no committed offsets); call get_consumer_lag without a group to list them", group)
 		}
 		out = append(out, g)
 	}
 	if group != "" && topic != "" && len(out) == 0 {
-		return nil, fmt.Errorf("consumer group %q has no committed offsets on topic %q", group, topic)
+		return Lag{}, fmt.Errorf("consumer group %q has no committed offsets on topic %q", group, topic)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TotalLag > out[j].TotalLag })
-	return out, nil
+	res.Groups = out
+	return res, nil
 }
