@@ -41,6 +41,8 @@ type checkCompatibilityResult struct {
 	ComparedVersions  []int                    `json:"compared_versions"`
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
 	Registry          registryView             `json:"registry"`
+	// NotReproduced names the parts of the subject's rule this verdict does not reproduce.
+	NotReproduced []string `json:"not_reproduced,omitempty"`
 }
 
 // judgement is a proposed schema judged against a subject's history, with the registry's view.
@@ -111,6 +113,6 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 			}
 			return checkCompatibilityResult{Subject: j.subj.Name, Mode: mode, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
 				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, ComparedVersions: j.result.Compared,
-				Incompatibilities: j.result.Incompatibilities, Registry: j.registry}, nil
+				Incompatibilities: j.result.Incompatibilities, Registry: j.registry, NotReproduced: j.subj.NotReproduced}, nil
 		})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,10 @@ type schemaInput struct {
 	Text, File, Type string
 }
 
-func formatFor(typ, file string) (schema.Format, error) {
+// formatFor is schema_type, else the file's extension (.avsc/.avro, .proto, .json), else
+// fallback (the subject's format). An inline schema with neither is AVRO, the registry's default;
+// a file whose extension says nothing is an error rather than a guess.
+func formatFor(typ, file string, fallback schema.Format) (schema.Format, error) {
 	if typ != "" {
 		return schema.ParseFormat(typ)
 	}
@@ -70,35 +74,65 @@ func formatFor(typ, file string) (schema.Format, error) {
 	case ".json":
 		return schema.JSON, nil
 	}
-	return schema.Avro, nil
+	switch {
+	case fallback != "":
+		return fallback, nil
+	case file == "":
+		return schema.Avro, nil
+	}
+	return "", fmt.Errorf("cannot tell the format of %s from its extension: give schema_type (AVRO, PROTOBUF or JSON) or name it .avsc, .proto or .json", file)
+}
+
+// maxSchemaFile bounds a schema file: real schemas are kilobytes, and a tool must not read a
+// device or a huge file into memory.
+const maxSchemaFile = 1 << 20
+
+// readSchemaFile reads a regular file of at most maxSchemaFile bytes. Devices, pipes
+// (/dev/stdin, /dev/zero) and directories are refused before they are opened, so a FIFO cannot
+// block the call.
+func readSchemaFile(path string) (string, error) {
+	const hint = "(paths are relative to the directory dw-schema runs in)"
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read schema file: %w %s", err, hint)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("cannot read schema file %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read schema file: %w %s", err, hint)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() { // replaced between the two looks
+		return "", fmt.Errorf("cannot read schema file %s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSchemaFile+1))
+	if err != nil {
+		return "", fmt.Errorf("cannot read schema file %s: %w", path, err)
+	}
+	if len(b) > maxSchemaFile {
+		return "", fmt.Errorf("cannot read schema file %s: larger than %d bytes, which no schema is", path, maxSchemaFile)
+	}
+	return string(b), nil
 }
 
 func (in schemaInput) given() bool { return in.Text != "" || in.File != "" }
 
 // load reads and parses the schema; the format comes from schema_type, else the file extension
-// (.avsc, .proto, .json), else the subject's format, else AVRO.
+// (.avsc, .proto, .json), else the subject's format (fallback), else AVRO for inline text.
 func (in schemaInput) load(fallback schema.Format) (*schema.Schema, error) {
 	text := in.Text
 	if in.File != "" {
 		if in.Text != "" {
 			return nil, errors.New("give the schema inline or as a file, not both")
 		}
-		b, err := os.ReadFile(in.File)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read schema file: %w (paths are relative to the directory dw-schema runs in)", err)
+		var err error
+		if text, err = readSchemaFile(in.File); err != nil {
+			return nil, err
 		}
-		text = string(b)
 	}
-	var f schema.Format
-	var err error
-	switch {
-	case in.Type != "" || in.File != "":
-		f, err = formatFor(in.Type, in.File)
-	case fallback != "":
-		f = fallback
-	default:
-		f = schema.Avro
-	}
+	f, err := formatFor(in.Type, in.File, fallback)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +155,14 @@ func (d *deps) history(ctx context.Context, name, level, policy, schemaType stri
 func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType string, earlier []earlierVersion, allowNew bool) (*subject.Subject, error) {
 	if len(earlier) > 0 {
 		var given []subject.Given
+		// A file whose extension says nothing takes the format the other versions' files name.
+		var known schema.Format
+		for _, e := range earlier {
+			if f, err := formatFor(schemaType, e.File, ""); err == nil && e.File != "" {
+				known = f
+				break
+			}
+		}
 		for i, e := range earlier {
 			in := schemaInput{Text: e.Schema, File: e.File, Type: schemaType}
 			if !in.given() {
@@ -128,15 +170,14 @@ func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType st
 			}
 			text := e.Schema
 			if e.File != "" {
-				b, err := os.ReadFile(e.File)
-				if err != nil {
+				var err error
+				if text, err = readSchemaFile(e.File); err != nil {
 					return nil, fmt.Errorf("earlier_versions[%d]: %w", i, err)
 				}
-				text = string(b)
 			}
-			f, err := formatFor(schemaType, e.File)
+			f, err := formatFor(schemaType, e.File, known)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("earlier_versions[%d]: %w", i, err)
 			}
 			given = append(given, subject.Given{Version: e.Version, Format: f, Text: text})
 		}

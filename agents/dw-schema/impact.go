@@ -106,16 +106,16 @@ func assessImpact(d *deps) mcpkit.Tool {
 }
 
 type checkSchemaChangeParams struct {
-	Subject               string           `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
-	Schema                string           `json:"schema,omitempty" jsonschema:"The proposed schema text"`
-	SchemaFile            string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
-	SchemaType            string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
-	Level                 string           `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
-	Policy                string           `json:"policy,omitempty" jsonschema:"STRICT (default) or LENIENT"`
-	EarlierVersions       []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to run without a registry"`
-	BlockOn               []string         `json:"block_on,omitempty" jsonschema:"Severities of broken readers that block: low, medium, high, critical (default high and critical)"`
-	AllowIncompatible     bool             `json:"allow_incompatible,omitempty" jsonschema:"Let a change the registry would refuse pass the gate"`
-	BlockOnUnknownLineage bool             `json:"block_on_unknown_lineage,omitempty" jsonschema:"Block when the context graph does not know the subject"`
+	Subject             string           `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
+	Schema              string           `json:"schema,omitempty" jsonschema:"The proposed schema text"`
+	SchemaFile          string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
+	SchemaType          string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	Level               string           `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
+	Policy              string           `json:"policy,omitempty" jsonschema:"STRICT (default) or LENIENT"`
+	EarlierVersions     []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to run without a registry"`
+	BlockOn             []string         `json:"block_on,omitempty" jsonschema:"Severities of broken readers that block: low, medium, high, critical (default high and critical)"`
+	AllowIncompatible   bool             `json:"allow_incompatible,omitempty" jsonschema:"Let a change the registry would refuse pass the gate"`
+	AllowUnknownLineage bool             `json:"allow_unknown_lineage,omitempty" jsonschema:"Let the change pass when the context graph does not know the subject (by default that blocks)"`
 }
 
 type checkSchemaChangeResult struct {
@@ -127,6 +127,8 @@ type checkSchemaChangeResult struct {
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
 	Registry          registryView             `json:"registry"`
 	Impact            impact.Assessment        `json:"impact"`
+	// NotReproduced names the parts of the subject's rule this verdict does not reproduce.
+	NotReproduced []string `json:"not_reproduced,omitempty"`
 }
 
 func checkSchemaChange(d *deps) mcpkit.Tool {
@@ -151,19 +153,22 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 				// A first version: nothing to be compatible with, and nothing can read it yet.
 				return checkSchemaChangeResult{
 					Decision: gate.Decision{Verdict: "compatible and safe", BlockOn: blockOn, Blocking: []impact.Reader{},
-						Reasons: []string{"first version of " + j.subj.Name + ": no earlier version to be compatible with and no reader of it yet"}},
+						Reasons: append([]string{"first version of " + j.subj.Name + ": no earlier version to be compatible with, so no reader of an earlier version can break (lineage not looked up)"}, j.subj.NotReproduced...)},
 					Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource, Compatible: true,
-					Incompatibilities: []compat.Incompatibility{}, Registry: j.registry,
+					Incompatibilities: []compat.Incompatibility{}, Registry: j.registry, NotReproduced: j.subj.NotReproduced,
 					Impact: impact.Assessment{Subject: j.subj.Name, Changes: []schema.Change{}, Readers: []impact.Reader{}, Compatible: true,
-						Verdict: "compatible and safe", LineageKnown: true}}, nil
+						Verdict: "compatible and safe", LineageKnown: false,
+						Notes: []string{"first version: the context graph was not consulted, there is no earlier version whose readers could break"}}}, nil
 			}
 			ch := &change{subj: j.subj, old: latest.Schema, oldVersion: latest.Version, new: j.proposed, result: j.result}
 			a, err := d.assess(ctx, ch)
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
-			dec := gate.Decide(gate.Policy{BlockOn: blockOn, AllowIncompatible: p.AllowIncompatible, BlockOnUnknownLineage: p.BlockOnUnknownLineage}, j.result, &a)
+			reg := gate.Registry{Consulted: j.registry.Consulted, Compatible: j.registry.Compatible == nil || *j.registry.Compatible}
+			dec := gate.Decide(gate.Policy{BlockOn: blockOn, AllowIncompatible: p.AllowIncompatible, AllowUnknownLineage: p.AllowUnknownLineage}, j.result, reg, &a)
+			dec.Reasons = append(dec.Reasons, j.subj.NotReproduced...)
 			return checkSchemaChangeResult{Decision: dec, Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
-				Compatible: j.result.Compatible, Incompatibilities: j.result.Incompatibilities, Registry: j.registry, Impact: a}, nil
+				Compatible: j.result.Compatible, Incompatibilities: j.result.Incompatibilities, Registry: j.registry, Impact: a, NotReproduced: j.subj.NotReproduced}, nil
 		})
 }

@@ -212,7 +212,11 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		step("volume, null counts and newest timestamp")
 	}
 	if p.has(Volume) {
-		rep.Results = append(rep.Results, c.volumeResult(ctx, p, &prof, rep, now))
+		r, err := c.volumeResult(ctx, p, &prof, rep, now)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
 	}
 	if p.has(Freshness) {
 		newest := prof.newest
@@ -233,7 +237,11 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			}
 			sqlText = p.fresh.sql
 		}
-		rep.Results = append(rep.Results, c.freshnessResult(ctx, p, newest, sqlText, rep, req, now))
+		r, err := c.freshnessResult(ctx, p, newest, sqlText, rep, req, now)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
 	}
 	if p.has(NullRate) {
 		for _, col := range p.nullCols {
@@ -333,13 +341,14 @@ func (c *Checker) baseline(ctx context.Context, asset, metric, subject string, a
 	}
 	pts, err := c.hist.Series(ctx, asset, metric, subject, at, 24*7*8)
 	if err != nil {
-		return Baseline{}, false, err
+		// An unreadable history fails the run (never a silent pass without a baseline).
+		return Baseline{}, false, fmt.Errorf("baseline of %s %s: %w", metric, subject, err)
 	}
 	b, ok := ComputeBaseline(pts, at, w.Location(), pol)
 	return b, ok, nil
 }
 
-func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) Result {
+func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) (Result, error) {
 	hours := rep.Window.Hours(now)
 	rate := float64(prof.rows) / hours
 	rows := prof.rows
@@ -354,7 +363,7 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, "", now, rep.Window, volumePolicy)
 	switch {
 	case err != nil:
-		r.Why = head + "; history unreadable: " + err.Error()
+		return r, err
 	case !ok:
 		r.Why = head + "; " + tooFew(b.Points, volumePolicy.MinPoints)
 		if prof.rows == 0 {
@@ -371,7 +380,7 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 	if empty > 0 {
 		r.Why += fmt.Sprintf("; %d complete %s without rows", empty, plural(int64(empty), "hour", "hours"))
 	}
-	return r
+	return r, nil
 }
 
 // emptyHours counts complete hours inside the window (and before now) with no row.
@@ -398,11 +407,11 @@ func emptyHours(hours []HourCount, w Window, now time.Time) int {
 	return n - seen
 }
 
-func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Time, sqlText string, rep *Report, req Request, now time.Time) Result {
+func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Time, sqlText string, rep *Report, req Request, now time.Time) (Result, error) {
 	r := Result{Check: string(Freshness), Metric: "freshness_lag_seconds", Subject: p.tsName, Unit: "seconds", SQL: sqlText, Status: Pass}
 	if newest == nil {
 		r.Status, r.Why = Fail, "the table has no "+p.tsName+" at all"
-		return r
+		return r, nil
 	}
 	r.Newest = newest
 	lag := now.Sub(*newest).Seconds()
@@ -414,7 +423,7 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, lagPolicy)
 	switch {
 	case err != nil:
-		r.Why = head + "; history unreadable: " + err.Error()
+		return r, err
 	case !ok:
 		r.Why = head + "; " + tooFew(b.Points, lagPolicy.MinPoints)
 	default:
@@ -426,7 +435,7 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 		r.Status = Fail
 		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(req.MaxFreshnessLag.Seconds()))
 	}
-	return r
+	return r, nil
 }
 
 func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, now time.Time) (Result, error) {

@@ -23,11 +23,15 @@ func NewHistory(st *store.Store) *History { return &History{st: st} }
 // not inside an incident on the same asset unless it was judged a false positive (an incident
 // that is open, confirmed, or "expected" must not teach the baseline that its values are normal —
 // elementary#980, soda-core#2013). A point that itself opened or joined an incident is excluded
-// on the same terms.
+// on the same terms. A point judged warn or fail trains the baseline only once its incident was
+// judged a false positive (or expected): assets that never open incidents (no domain, autonomy
+// L0) would otherwise teach the baseline every anomaly they measured.
 func (h *History) Series(ctx context.Context, asset, metric, subject string, before time.Time, limit int) ([]Point, error) {
 	rows, err := h.st.DB.QueryContext(ctx, `
 SELECT p.at, p.value FROM metric_points p
 WHERE p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?
+  AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
+      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
   AND NOT EXISTS (SELECT 1 FROM incidents i
       WHERE i.asset = p.asset AND i.status <> 'false_positive'
         AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))

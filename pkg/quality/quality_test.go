@@ -458,3 +458,75 @@ func TestProfileTableOnePassPerEngine(t *testing.T) {
 		})
 	}
 }
+
+// An unreadable history must not leave volume or freshness at pass: the run errors (as the null
+// rate does), so run_monitors counts the monitor as failing and exits 1.
+func TestUnreadableHistoryIsAnErrorNotAPass(t *testing.T) {
+	for _, check := range []quality.Check{quality.Volume, quality.Freshness, quality.NullRate} {
+		t.Run(string(check), func(t *testing.T) {
+			e := engines()["sqlite"](t)
+			st := openStore(t)
+			if err := st.Write(context.Background(), func(tx *sql.Tx) error {
+				_, err := tx.Exec(`DROP TABLE metric_points`)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			now := at15(14)
+			w, err := quality.ParseWindow(quality.WindowSpec{Window: "today", TimeZone: "UTC"}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := quality.NewChecker(e.wh, quality.NewHistory(st), func() time.Time { return now }).Run(context.Background(),
+				quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w, Checks: []quality.Check{check}, Columns: []string{"egress_bytes"}})
+			if err == nil || !strings.Contains(err.Error(), "check history") {
+				t.Fatalf("run with an unreadable history: report %+v, err %v", rep, err)
+			}
+		})
+	}
+}
+
+// Failing points of an asset that never opens incidents (no domain, autonomy L0) stay out of the
+// baseline; once a failure's incident is judged a false positive, its point trains again.
+func TestFailingPointsTrainOnlyWhenJudgedFalsePositive(t *testing.T) {
+	cases := []struct {
+		name       string
+		incidents  bool
+		markAs     string
+		wantPoints int
+	}{
+		{"no incidents: fail point excluded", false, "", 6},
+		{"open incident: fail point excluded", true, "", 6},
+		{"false positive: fail point trains", true, "false_positive", 7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := engines()["sqlite"](t)
+			st := openStore(t)
+			hist := quality.NewHistory(st)
+			req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Checks: []quality.Check{quality.NullRate}, Columns: []string{"egress_bytes"}}
+			if c.incidents {
+				req.OpenIncidents = func(string) bool { return true }
+			}
+			for day := 0; day < 6; day++ {
+				runAt(t, e.wh, hist, at15(day), req)
+			}
+			first := runAt(t, e.wh, hist, at15(14), req)
+			if first.Status != quality.Fail {
+				t.Fatalf("the spike did not fail: %+v", first.Results)
+			}
+			if c.markAs != "" {
+				if err := st.Write(context.Background(), func(tx *sql.Tx) error {
+					_, err := tx.Exec(`UPDATE incidents SET status = ?, resolved_at = updated_at WHERE id = ?`, c.markAs, first.Incidents[0].ID)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pts, err := hist.Series(context.Background(), first.Asset, "null_rate", "egress_bytes", at15(14).Add(time.Hour), 100)
+			if err != nil || len(pts) != c.wantPoints {
+				t.Fatalf("training points = %d (%v), want %d", len(pts), err, c.wantPoints)
+			}
+		})
+	}
+}

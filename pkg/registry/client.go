@@ -294,6 +294,9 @@ type SubjectConfig struct {
 	Group string `json:"group,omitempty"`
 	// Explicit: set on the subject itself, not inherited from the global level.
 	Explicit bool `json:"explicit"`
+	// NotReproduced lists the parts of the registry's rule Data Workers does not reproduce (a
+	// LOGICAL policy, a compatibilityGroup), so a verdict that may differ never differs silently.
+	NotReproduced []string `json:"not_reproduced,omitempty"`
 }
 
 // SubjectConfig reads the subject's own config, falling back to the global one when the subject
@@ -320,12 +323,19 @@ func (c *Client) SubjectConfig(ctx context.Context, subject string) (SubjectConf
 	if err != nil {
 		return SubjectConfig{}, fmt.Errorf("schema registry %s answered for %s: %w", c.URL, subject, err)
 	}
-	pol, err := compat.ParsePolicy(w.CompatibilityPolicy)
+	out := SubjectConfig{Level: lvl, Group: w.CompatibilityGroup, Explicit: explicit}
+	out.Policy, err = compat.ParsePolicy(w.CompatibilityPolicy)
 	if err != nil {
-		// LOGICAL adds Flink/Iceberg checks on top of STRICT; we reproduce the native part.
-		pol = compat.Strict
+		// LOGICAL adds Flink/Iceberg checks on top of STRICT; we reproduce the native part only.
+		out.Policy = compat.Strict
+		out.NotReproduced = append(out.NotReproduced, fmt.Sprintf(
+			"not reproduced: compatibilityPolicy %s — Data Workers judged under STRICT only; the registry's own verdict may be stricter", w.CompatibilityPolicy))
 	}
-	return SubjectConfig{Level: lvl, Policy: pol, Group: w.CompatibilityGroup, Explicit: explicit}, nil
+	if w.CompatibilityGroup != "" {
+		out.NotReproduced = append(out.NotReproduced, fmt.Sprintf(
+			"not reproduced: compatibilityGroup %q — the registry compares only the versions whose metadata property %q matches the new schema's; Data Workers compared every version", w.CompatibilityGroup, w.CompatibilityGroup))
+	}
+	return out, nil
 }
 
 // SetSubjectLevel sets a subject's compatibility level.

@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,5 +224,49 @@ func TestSchemaByIDAndTheSubjectsUsingIt(t *testing.T) {
 	}
 	if _, err := c.SchemaByID(ctx, 9999); !registry.IsCode(err, 40403) {
 		t.Fatalf("unknown id: %v", err)
+	}
+}
+
+// A LOGICAL policy and a compatibilityGroup are read and named as not reproduced, never silently
+// dropped. The fixture answers GET /config/{subject} as Confluent's registry does.
+func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
+	cases := []struct {
+		name, body string
+		policy     compat.Policy
+		want       []string
+	}{
+		{"strict, no group", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"STRICT"}`, compat.Strict, nil},
+		{"logical", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"LOGICAL"}`, compat.Strict, []string{"compatibilityPolicy LOGICAL"}},
+		{"group", `{"compatibilityLevel":"FULL","compatibilityGroup":"application.major.version"}`, compat.Strict, []string{`compatibilityGroup "application.major.version"`}},
+		{"both", `{"compatibilityLevel":"FULL","compatibilityPolicy":"LOGICAL","compatibilityGroup":"major"}`, compat.Strict, []string{"LOGICAL", `compatibilityGroup "major"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/config/orders-value" {
+					http.Error(w, `{"error_code":404,"message":"HTTP 404 Not Found"}`, http.StatusNotFound)
+					return
+				}
+				w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+				_, _ = w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			cl, err := registry.New(&config.SchemaRegistry{URL: srv.URL, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := cl.SubjectConfig(context.Background(), "orders-value")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Policy != c.policy || len(cfg.NotReproduced) != len(c.want) {
+				t.Fatalf("config = %+v", cfg)
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(cfg.NotReproduced[i], "not reproduced: ") || !strings.Contains(cfg.NotReproduced[i], w) {
+					t.Errorf("not_reproduced[%d] = %q, want %q", i, cfg.NotReproduced[i], w)
+				}
+			}
+		})
 	}
 }

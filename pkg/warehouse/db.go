@@ -116,10 +116,38 @@ func (w *DB) MaxSample() int { return w.maxSample }
 func (w *DB) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	if err := w.sql.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
+	q, done, err := w.begin(ctx)
+	if err != nil {
+		return w.explain(ctx, err)
+	}
+	defer done()
+	if err := q.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
 		return w.explain(ctx, err)
 	}
 	return nil
+}
+
+// querier is what both the pool and a transaction offer for reads.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// begin returns where to run one statement and the function that ends it. On PostgreSQL every
+// statement runs in its own explicit READ ONLY transaction that is always rolled back, so nothing
+// a statement does to the session (a set_config(…, false), a SET) outlives it and the next
+// statement is read-only whatever the session default became. SQLite's pool is read-only by
+// mode=ro and query_only; Snowflake has no read-only transactions (the reader role and
+// CheckReadOnlySQL are the guard there).
+func (w *DB) begin(ctx context.Context) (querier, func(), error) {
+	if w.Dialect.Engine != Postgres {
+		return w.sql, func() {}, nil
+	}
+	tx, err := w.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return tx, func() { _ = tx.Rollback() }, nil
 }
 
 // Rows is a bounded result: column names and at most the requested number of rows, values
@@ -147,7 +175,12 @@ func (w *DB) QueryAll(ctx context.Context, query string, args []any, max int) (R
 func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Rows, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	rows, err := w.sql.QueryContext(ctx, query, args...)
+	q, done, err := w.begin(ctx)
+	if err != nil {
+		return Rows{}, w.explain(ctx, err)
+	}
+	defer done()
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return Rows{}, w.explain(ctx, err)
 	}

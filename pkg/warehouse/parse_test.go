@@ -82,6 +82,20 @@ func TestCheckReadOnlySQL(t *testing.T) {
 		{in: "SELECT 'open", err: "unterminated"},
 		{in: "/* x */", err: "empty"},
 		{in: ";", err: "empty"},
+		{in: "SELECT set_config('default_transaction_read_only','off',false)", err: "set_config"},
+		{in: `SELECT "set_config"('default_transaction_read_only','off',false)`, err: "set_config"},
+		{in: `SELECT "pg_catalog"."set_config"('x','y',false)`, err: "pg_*"},
+		{in: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity", err: "pg_*"},
+		{in: "SELECT PG_RELOAD_CONF()", err: "pg_*"},
+		{in: "SELECT lo_import('/etc/passwd')", err: "lo_*"},
+		{in: "SELECT * FROM dblink('host=x', 'DELETE FROM t') AS r(x int)", err: "dblink"},
+		{in: "SELECT dblink_exec('host=x', 'DELETE FROM t')", err: "dblink"},
+		{in: "SELECT SYSTEM$CANCEL_ALL_QUERIES(42)", err: "SYSTEM$"},
+		{in: "select system$abort_session(1)", err: "SYSTEM$"},
+		{in: "SELECT 1 FROM t; SET default_transaction_read_only = off", err: "only one statement"},
+		{in: "WITH s AS (SELECT 1) SELECT * FROM s, LATERAL (SELECT 1) x FOR UPDATE", err: "UPDATE"},
+		{in: "SELECT 'set_config(x) pg_terminate_backend SYSTEM$X' AS note FROM t", want: "SELECT 'set_config(x) pg_terminate_backend SYSTEM$X' AS note FROM t"},
+		{in: `SELECT "Set Config" FROM "pgx_t"`, want: `SELECT "Set Config" FROM "pgx_t"`},
 	}
 	for _, c := range cases {
 		got, err := CheckReadOnlySQL(c.in)
@@ -98,7 +112,7 @@ func TestCheckReadOnlySQL(t *testing.T) {
 }
 
 func FuzzCheckReadOnlySQL(f *testing.F) {
-	for _, s := range []string{"SELECT 1", "SELECT 1;", "SELECT ';'", "SELECT 1; SELECT 2", "/*", "--", "'", `"`, "WITH x AS (SELECT 1) SELECT * FROM x"} {
+	for _, s := range []string{"SELECT 1", "SELECT 1;", `SELECT "set_config"('a','b',false)`, "SELECT SYSTEM$X()", "SELECT ';'", "SELECT 1; SELECT 2", "/*", "--", "'", `"`, "WITH x AS (SELECT 1) SELECT * FROM x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -21,17 +21,50 @@ func CheckReadOnlySQL(q string) (string, error) {
 	}
 	// A data-modifying CTE (WITH x AS (DELETE …)) is valid PostgreSQL; refuse the verbs outright.
 	for _, w := range words(body) {
-		switch strings.ToUpper(w) {
-		case "INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "ALTER", "CREATE", "TRUNCATE", "GRANT", "REVOKE", "COPY", "CALL", "PUT", "REMOVE", "ATTACH", "DETACH", "PRAGMA", "VACUUM":
-			return "", fmt.Errorf("%w: custom SQL may not contain %s", ErrNotReadOnlySQL, strings.ToUpper(w))
+		u := strings.ToUpper(w)
+		switch u {
+		case "INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "ALTER", "CREATE", "TRUNCATE", "GRANT", "REVOKE", "COPY", "CALL", "PUT", "REMOVE", "ATTACH", "DETACH", "PRAGMA", "VACUUM",
+			"SET", "RESET", "LOCK":
+			return "", fmt.Errorf("%w: custom SQL may not contain %s", ErrNotReadOnlySQL, u)
+		}
+	}
+	// Functions are refused by name both bare and quoted ("set_config"(…) calls it too).
+	names := words(body)
+	_ = scan(body, func(int, byte) {}, func(id string) { names = append(names, id) })
+	for _, w := range names {
+		if f := forbiddenFunction(strings.ToUpper(w)); f != "" {
+			return "", fmt.Errorf("%w: custom SQL may not call %s functions (%s)", ErrNotReadOnlySQL, f, w)
 		}
 	}
 	return body, nil
 }
 
+// forbiddenFunction names the family of a word that is a session- or server-changing function:
+// PostgreSQL admin functions (pg_terminate_backend, pg_reload_conf, pg_advisory_lock, pg_read_file
+// …: every pg_ name is refused, the catalogs a check might want are reachable through
+// information_schema), large objects (lo_import/lo_export), dblink, and Snowflake's SYSTEM$
+// functions (SYSTEM$CANCEL_ALL_QUERIES, SYSTEM$ABORT_SESSION …; '$' is a word character, as in
+// Snowflake and PostgreSQL identifiers). It returns "" for any other word.
+func forbiddenFunction(upper string) string {
+	switch {
+	case upper == "SET_CONFIG":
+		return "session-setting (set_config)"
+	case strings.HasPrefix(upper, "PG_"):
+		return "PostgreSQL admin (pg_*)"
+	case strings.HasPrefix(upper, "LO_"):
+		return "large-object (lo_*)"
+	case strings.HasPrefix(upper, "DBLINK"):
+		return "dblink"
+	case strings.HasPrefix(upper, "SYSTEM$"):
+		return "Snowflake SYSTEM$"
+	}
+	return ""
+}
+
 // scan walks SQL text outside string literals, quoted identifiers and comments, calling fn for
-// each byte of code with its offset. It fails on an unterminated literal or comment.
-func scan(q string, fn func(i int, c byte)) error {
+// each byte of code with its offset, and ident (when not nil) with the text of each quoted
+// identifier ("…" or `…`, doubled quotes undone). It fails on an unterminated literal or comment.
+func scan(q string, fn func(i int, c byte), ident func(s string)) error {
 	for i := 0; i < len(q); i++ {
 		c := q[i]
 		switch {
@@ -48,6 +81,9 @@ func scan(q string, fn func(i int, c byte)) error {
 			}
 			if end >= len(q) {
 				return fmt.Errorf("%w: unterminated %c", ErrNotReadOnlySQL, c)
+			}
+			if ident != nil && c != '\'' {
+				ident(strings.ReplaceAll(q[i+1:end], string([]byte{c, c}), string(c)))
 			}
 			fn(i, ' ')
 			i = end
@@ -84,7 +120,7 @@ func stripTrailingSemicolon(q string) (string, error) {
 		} else if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			last = i
 		}
-	})
+	}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -105,9 +141,9 @@ func stripTrailingSemicolon(q string) (string, error) {
 // words returns the bare words of the code (outside literals and comments).
 func words(q string) []string {
 	var b strings.Builder
-	_ = scan(q, func(_ int, c byte) { b.WriteByte(c) })
+	_ = scan(q, func(_ int, c byte) { b.WriteByte(c) }, nil)
 	return strings.FieldsFunc(b.String(), func(r rune) bool {
-		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		return !(r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
 }
 

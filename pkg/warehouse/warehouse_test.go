@@ -192,3 +192,37 @@ func TestQueryReturnsAtMostTheSampleBound(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresSessionSettingsDoNotCarryOver proves the set_config trick is refused by the guard and,
+// even if such a statement reached the server, cannot turn the session read-write: every statement
+// runs in its own READ ONLY transaction that is rolled back, so the next statement is read-only.
+func TestPostgresSessionSettingsDoNotCarryOver(t *testing.T) {
+	_, w := engines(t)["postgres"](t)
+	ctx := context.Background()
+	trick := `SELECT set_config('default_transaction_read_only','off',false)`
+	if _, err := warehouse.CheckReadOnlySQL(trick); !errors.Is(err, warehouse.ErrNotReadOnlySQL) {
+		t.Fatalf("guard accepted %q: err = %v", trick, err)
+	}
+	// Bypass the guard on purpose, several times, so every pooled connection has seen it.
+	for i := 0; i < 3; i++ {
+		rows, err := w.Query(ctx, trick, nil, 1)
+		if err != nil {
+			t.Fatalf("set_config inside the read-only transaction: %v", err)
+		}
+		if rows.Rows[0][0] != "off" {
+			t.Fatalf("set_config returned %v", rows.Rows)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		var ro string
+		if err := w.QueryRow(ctx, `SHOW transaction_read_only`, nil, &ro); err != nil || ro != "on" {
+			t.Fatalf("later statement: transaction_read_only = %q, %v; want on", ro, err)
+		}
+		if err := w.QueryRow(ctx, `SHOW default_transaction_read_only`, nil, &ro); err != nil || ro != "on" {
+			t.Fatalf("later statement: default_transaction_read_only = %q, %v; want on (the setting carried over)", ro, err)
+		}
+		if _, err := w.Query(ctx, `DELETE FROM usage_hourly`, nil, 1); !errors.Is(err, warehouse.ErrReadOnly) {
+			t.Fatalf("DELETE after the set_config trick: err = %v, want ErrReadOnly", err)
+		}
+	}
+}

@@ -126,6 +126,22 @@ var jsonRows = []row{
 	{name: "allOf shrinks (PRODUCT_TYPE_NARROWED)", old: obj(`"v":{"allOf":[{"type":"string"},{"maxLength":5}]}`, ""), new: obj(`"v":{"allOf":[{"type":"string"}]}`, ""), backward: 1, forward: 0, wantType: "PRODUCT_TYPE_EXTENDED"},
 }
 
+// JSON Schema dependencies, which compatibility.md does not tabulate: the rules of SR's
+// ObjectSchemaDiff.compareDependencies (property dependencies compared as sets; removed and
+// narrowed are in SchemaDiff's compatible changes, added, extended, changed and schema-added not).
+var jsonDependencyRows = []row{
+	{name: "dependency array added", old: obj(`"a":{"type":"string"},"b":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"},"b":{"type":"string"}`, `"dependencies":{"a":["b"]}`), backward: 0, forward: 1, wantType: "DEPENDENCY_ARRAY_ADDED"},
+	{name: "dependency array removed", old: obj(`"a":{"type":"string"},"b":{"type":"string"}`, `"dependencies":{"a":["b"]}`), new: obj(`"a":{"type":"string"},"b":{"type":"string"}`, ""), backward: 1, forward: 0, wantType: "DEPENDENCY_ARRAY_ADDED"},
+	{name: "dependency array extended", old: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b"]}`), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b","c"]}`), backward: 0, forward: 1, wantType: "DEPENDENCY_ARRAY_EXTENDED"},
+	{name: "dependency array narrowed", old: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b","c"]}`), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b"]}`), backward: 1, forward: 0, wantType: "DEPENDENCY_ARRAY_EXTENDED"},
+	{name: "dependency array changed", old: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b"]}`), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["c"]}`), backward: 0, forward: 0, wantType: "DEPENDENCY_ARRAY_CHANGED"},
+	{name: "dependency array reordered", old: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["b","c"]}`), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":["c","b","b"]}`), backward: 1, forward: 1},
+	{name: "dependentRequired added", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"}`, `"dependentRequired":{"a":["b"]}`), backward: 0, forward: 1, wantType: "DEPENDENCY_ARRAY_ADDED"},
+	{name: "schema dependency added", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":{"required":["b"]}}`), backward: 0, forward: 1, wantType: "DEPENDENCY_SCHEMA_ADDED"},
+	{name: "dependentSchemas removed", old: obj(`"a":{"type":"string"}`, `"dependentSchemas":{"a":{"required":["b"]}}`), new: obj(`"a":{"type":"string"}`, ""), backward: 1, forward: 0, wantType: "DEPENDENCY_SCHEMA_ADDED"},
+	{name: "schema dependency compared inside", old: obj(`"a":{"type":"string"}`, `"dependencies":{"a":{"properties":{"n":{"type":"integer"}}}}`), new: obj(`"a":{"type":"string"}`, `"dependencies":{"a":{"properties":{"n":{"type":"number"}}}}`), backward: 1, forward: 0, wantType: "TYPE_NARROWED"},
+}
+
 func expectVerdict(r row, level compat.Level) int {
 	switch level {
 	case compat.None:
@@ -148,7 +164,7 @@ func TestRuleTablesForEveryFormatAndLevel(t *testing.T) {
 	for _, tc := range []struct {
 		format schema.Format
 		rows   []row
-	}{{schema.Avro, avroRows}, {schema.Protobuf, protoRows}, {schema.JSON, jsonRows}} {
+	}{{schema.Avro, avroRows}, {schema.Protobuf, protoRows}, {schema.JSON, jsonRows}, {schema.JSON, jsonDependencyRows}} {
 		for _, r := range tc.rows {
 			old, err := schema.Parse(tc.format, r.old)
 			if err != nil {

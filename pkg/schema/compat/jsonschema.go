@@ -93,6 +93,8 @@ func jsonHint(t string) string {
 		return ": the type accepts fewer values"
 	case "ENUM_ARRAY_NARROWED", "ENUM_ARRAY_CHANGED":
 		return ": the enum no longer accepts every old value"
+	case "DEPENDENCY_ARRAY_ADDED", "DEPENDENCY_ARRAY_EXTENDED", "DEPENDENCY_ARRAY_CHANGED", "DEPENDENCY_SCHEMA_ADDED":
+		return ": the new schema requires more of an object when this property is present, which old data may not satisfy"
 	}
 	return ""
 }
@@ -779,6 +781,86 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 	}
 	c.limit(path, "maxProperties", om, um, "MAX_PROPERTIES")
 	c.limit(path, "minProperties", om, um, "MIN_PROPERTIES")
+	c.dependencies(path, om, um)
+}
+
+// dependencies is SR's ObjectSchemaDiff.compareDependencies: property dependencies (a list of
+// names) as sets — removed or narrowed is compatible, added, extended or changed is not — and
+// schema dependencies — removed is compatible, added is not, both present are compared. The
+// draft 2019-09 spellings dependentRequired and dependentSchemas count as the same keyword.
+func (c *jsonDiff) dependencies(path string, om, um map[string]any) {
+	oprops, oschemas := dependencyMaps(om)
+	uprops, uschemas := dependencyMaps(um)
+	for _, k := range unionKeys(oprops, uprops) {
+		p := path + "/dependencies/" + k
+		o, inO := oprops[k]
+		u, inU := uprops[k]
+		switch {
+		case !inU:
+			c.add(p, "DEPENDENCY_ARRAY_REMOVED")
+		case !inO:
+			c.add(p, "DEPENDENCY_ARRAY_ADDED")
+		case len(o) == len(u) && containsAll(u, o):
+		case containsAll(u, o):
+			c.add(p, "DEPENDENCY_ARRAY_EXTENDED")
+		case containsAll(o, u):
+			c.add(p, "DEPENDENCY_ARRAY_NARROWED")
+		default:
+			c.add(p, "DEPENDENCY_ARRAY_CHANGED")
+		}
+	}
+	for _, k := range unionKeys(oschemas, uschemas) {
+		p := path + "/dependencies/" + k
+		o, inO := oschemas[k]
+		u, inU := uschemas[k]
+		switch {
+		case !inU:
+			c.add(p, "DEPENDENCY_SCHEMA_REMOVED")
+		case !inO:
+			c.add(p, "DEPENDENCY_SCHEMA_ADDED")
+		default:
+			c.compare(p, o, u)
+		}
+	}
+}
+
+// dependencyMaps splits an object's dependencies into property dependencies (deduplicated name
+// lists) and schema dependencies.
+func dependencyMaps(m map[string]any) (map[string][]string, map[string]any) {
+	props, schemas := map[string][]string{}, map[string]any{}
+	addProps := func(k string, list []any) {
+		seen := map[string]bool{}
+		names := []string{}
+		for _, x := range list {
+			if n, ok := x.(string); ok && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		props[k] = names
+	}
+	if deps, ok := m["dependencies"].(map[string]any); ok {
+		for k, v := range deps {
+			if list, ok := v.([]any); ok {
+				addProps(k, list)
+			} else {
+				schemas[k] = v
+			}
+		}
+	}
+	if deps, ok := m["dependentRequired"].(map[string]any); ok {
+		for k, v := range deps {
+			if list, ok := v.([]any); ok {
+				addProps(k, list)
+			}
+		}
+	}
+	if deps, ok := m["dependentSchemas"].(map[string]any); ok {
+		for k, v := range deps {
+			schemas[k] = v
+		}
+	}
+	return props, schemas
 }
 
 // array compares item schemas and bounds; a tuple (items as a list) compares position by position.

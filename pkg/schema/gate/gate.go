@@ -18,9 +18,21 @@ type Policy struct {
 	BlockOn []impact.Severity
 	// AllowIncompatible lets an incompatible change pass (only for levels set to NONE on purpose).
 	AllowIncompatible bool
-	// BlockOnUnknownLineage blocks when the context graph does not know the subject.
-	BlockOnUnknownLineage bool
+	// AllowUnknownLineage lets a change pass when the context graph does not know the subject. By
+	// default it blocks: a producer's CI without the graph must not let a breaking change through
+	// just because it cannot see the readers.
+	AllowUnknownLineage bool
 }
+
+// Registry is the registry's own verdict, when it was asked the same question.
+type Registry struct {
+	Consulted  bool
+	Compatible bool
+}
+
+// UnknownLineageHelp says how to give the gate the context graph, or how to opt out.
+const UnknownLineageHelp = "give the job the context graph (the team's store via DW_HOME/store.path, restored from the nightly sync_catalog, " +
+	"or built in the job with import_dbt_manifest, import_flink_statement and register_assets), or pass allow_unknown_lineage=true to accept the risk"
 
 // DefaultBlockOn is what blocks when the policy names nothing.
 var DefaultBlockOn = []impact.Severity{impact.High, impact.Critical}
@@ -36,13 +48,25 @@ type Decision struct {
 	BlockOn  []impact.Severity `json:"block_on"`
 }
 
-// Decide applies p to a compatibility verdict and, when available, an impact assessment.
-func Decide(p Policy, res compat.Result, a *impact.Assessment) Decision {
+// Decide applies p to a compatibility verdict, the registry's own verdict when it was consulted
+// (it wins when it refuses: the registry is what registration will ask), and, when available, an
+// impact assessment.
+func Decide(p Policy, res compat.Result, reg Registry, a *impact.Assessment) Decision {
 	blockOn := p.BlockOn
 	if len(blockOn) == 0 {
 		blockOn = DefaultBlockOn
 	}
 	d := Decision{Reasons: []string{}, Blocking: []impact.Reader{}, BlockOn: blockOn}
+	if reg.Consulted && !reg.Compatible && res.Compatible {
+		d.Verdict = "incompatible"
+		if p.AllowIncompatible {
+			d.Reasons = append(d.Reasons, "the registry disagrees: it says incompatible under "+string(res.Level)+" where Data Workers found it compatible — allowed by policy")
+		} else {
+			d.Failed = true
+			d.Reasons = append(d.Reasons, "the registry disagrees: it says incompatible under "+string(res.Level)+
+				" where Data Workers found it compatible; registration would be refused with error_code 40901 (see registry.messages)")
+		}
+	}
 	if !res.Compatible {
 		d.Verdict = "incompatible"
 		first := ""
@@ -63,11 +87,11 @@ func Decide(p Policy, res compat.Result, a *impact.Assessment) Decision {
 		}
 		if !a.LineageKnown {
 			msg := "downstream readers unknown: " + strings.Join(a.Notes, "; ")
-			if p.BlockOnUnknownLineage {
-				d.Failed = true
-				d.Reasons = append(d.Reasons, msg)
+			if p.AllowUnknownLineage {
+				d.Reasons = append(d.Reasons, msg+" (not blocking: allow_unknown_lineage)")
 			} else {
-				d.Reasons = append(d.Reasons, msg+" (not blocking)")
+				d.Failed = true
+				d.Reasons = append(d.Reasons, msg+". The gate blocks a change it cannot assess: "+UnknownLineageHelp)
 			}
 		}
 		for _, r := range a.Readers {

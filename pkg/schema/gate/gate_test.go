@@ -40,11 +40,12 @@ func TestGateDecisions(t *testing.T) {
 		{"critical-only policy lets high through", gate.Policy{BlockOn: []impact.Severity{impact.Critical}}, ok, readers(impact.High), false, "none of a blocking severity"},
 		{"incompatible blocks", gate.Policy{}, bad, readers(), true, "error_code 40901"},
 		{"incompatible allowed", gate.Policy{AllowIncompatible: true}, bad, readers(), false, "allowed by policy"},
-		{"unknown lineage warns", gate.Policy{}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, false, "not blocking"},
-		{"unknown lineage blocks on request", gate.Policy{BlockOnUnknownLineage: true}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, true, "downstream readers unknown"},
+		{"unknown lineage blocks by default", gate.Policy{}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, true, "allow_unknown_lineage=true"},
+		{"unknown lineage blocks and says how to give the graph", gate.Policy{}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, true, "sync_catalog"},
+		{"unknown lineage passes on explicit opt-out", gate.Policy{AllowUnknownLineage: true}, ok, &impact.Assessment{Compatible: true, Notes: []string{"no graph"}}, false, "not blocking"},
 	}
 	for _, c := range cases {
-		d := gate.Decide(c.p, c.res, c.a)
+		d := gate.Decide(c.p, c.res, gate.Registry{}, c.a)
 		if d.Failed != c.failed || !strings.Contains(strings.Join(d.Reasons, " | "), c.reason) {
 			t.Errorf("%s: failed=%v reasons=%v", c.name, d.Failed, d.Reasons)
 		}
@@ -58,5 +59,30 @@ func TestParseBlockOn(t *testing.T) {
 	}
 	if _, err := gate.ParseBlockOn([]string{"severe"}); err == nil {
 		t.Fatal("want error")
+	}
+}
+
+func TestGateFailsWhenTheRegistrySaysIncompatible(t *testing.T) {
+	ok := compat.Result{Compatible: true, Level: compat.Backward}
+	cases := []struct {
+		name   string
+		p      gate.Policy
+		reg    gate.Registry
+		failed bool
+		reason string
+	}{
+		{"registry refuses what we accept", gate.Policy{}, gate.Registry{Consulted: true, Compatible: false}, true, "the registry disagrees"},
+		{"registry refusal allowed by policy", gate.Policy{AllowIncompatible: true}, gate.Registry{Consulted: true, Compatible: false}, false, "allowed by policy"},
+		{"registry agrees", gate.Policy{}, gate.Registry{Consulted: true, Compatible: true}, false, "no reader breaks"},
+		{"registry not consulted", gate.Policy{}, gate.Registry{}, false, "no reader breaks"},
+	}
+	for _, c := range cases {
+		d := gate.Decide(c.p, ok, c.reg, readers())
+		if d.Failed != c.failed || !strings.Contains(strings.Join(d.Reasons, " | "), c.reason) {
+			t.Errorf("%s: failed=%v reasons=%v", c.name, d.Failed, d.Reasons)
+		}
+		if c.failed && d.Verdict != "incompatible" {
+			t.Errorf("%s: verdict = %q", c.name, d.Verdict)
+		}
 	}
 }
