@@ -61,6 +61,8 @@ type searchParams struct {
 type searchResult struct {
 	Results []graph.SearchHit `json:"results"`
 	Count   int               `json:"count"`
+	// Truncated: more assets matched than were returned; narrow the query or raise limit.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 func searchCatalog(d *deps) mcpkit.Tool {
@@ -73,14 +75,15 @@ func searchCatalog(d *deps) mcpkit.Tool {
 			if err != nil {
 				return searchResult{}, err
 			}
-			hits, err := g.Search(ctx, graph.SearchQuery{Text: p.Query, Systems: p.Systems, Kinds: p.Kinds, Tags: p.Tags, IncludeStale: p.IncludeStale, Limit: p.Limit})
+			found, err := g.Search(ctx, graph.SearchQuery{Text: p.Query, Systems: p.Systems, Kinds: p.Kinds, Tags: p.Tags, IncludeStale: p.IncludeStale, Limit: p.Limit})
 			if err != nil {
 				return searchResult{}, err
 			}
+			hits := found.Hits
 			if hits == nil {
 				hits = []graph.SearchHit{}
 			}
-			return searchResult{Results: hits, Count: len(hits)}, nil
+			return searchResult{Results: hits, Count: len(hits), Truncated: found.Truncated}, nil
 		}, mcpkit.LocalOnly())
 }
 
@@ -103,6 +106,8 @@ type assetResult struct {
 	Asset      graph.Asset `json:"asset"`
 	Upstream   []neighbour `json:"upstream"`
 	Downstream []neighbour `json:"downstream"`
+	// NeighboursTruncated: the asset has more edges than were read, so the neighbour lists are partial.
+	NeighboursTruncated bool `json:"neighbours_truncated,omitempty"`
 }
 
 func getAsset(d *deps) mcpkit.Tool {
@@ -124,10 +129,11 @@ func getAsset(d *deps) mcpkit.Tool {
 			}
 			res := assetResult{Asset: a}
 			for _, dir := range []graph.Direction{graph.Upstream, graph.Downstream} {
-				edges, err := g.Neighbours(ctx, u, dir)
+				edges, truncated, err := g.Neighbours(ctx, u, dir)
 				if err != nil {
 					return assetResult{}, err
 				}
+				res.NeighboursTruncated = res.NeighboursTruncated || truncated
 				ns := groupNeighbours(u, edges, dir)
 				if dir == graph.Upstream {
 					res.Upstream = ns
@@ -418,12 +424,42 @@ type importOLParams struct {
 
 type importOLResult struct {
 	Imports []graph.ImportResult `json:"imports"`
+	// Failed: some locations were not imported (see errors); the imports listed were written.
+	Failed bool        `json:"failed,omitempty"`
+	Errors []pathError `json:"errors,omitempty"`
+}
+
+// pathError is why one location of a multi-location import was not imported.
+type pathError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// importPaths imports each path in turn, going on past a failing one: every location is its own
+// source, so what the others wrote stands. It is an error only when nothing was written.
+func importPaths(paths []string, one func(path string) (graph.ImportResult, error)) ([]graph.ImportResult, []pathError, error) {
+	imports, failures := []graph.ImportResult{}, []pathError(nil)
+	var errs []error
+	for _, path := range paths {
+		res, err := one(path)
+		if err != nil {
+			failures = append(failures, pathError{Path: path, Error: err.Error()})
+			errs = append(errs, err)
+			continue
+		}
+		imports = append(imports, res)
+	}
+	if len(imports) == 0 && len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return imports, failures, nil
 }
 
 func importOpenLineage(d *deps) mcpkit.Tool {
 	return mcpkit.Write("import_openlineage_events",
 		"Import OpenLineage run events (Airflow, Spark, Flink, dbt emit them) from a file or directory: datasets, jobs, "+
-			"schema facets and the columnLineage facet. Each location is one source: re-importing it updates and marks what vanished stale.",
+			"schema facets and the columnLineage facet. Each location is one source: re-importing it updates and marks what vanished stale. "+
+			"A location that fails is listed under errors (failed: true); the others are still imported.",
 		func(ctx context.Context, p importOLParams) (importOLResult, error) {
 			paths := d.env.Config.Catalog.OpenLineage
 			if p.Path != "" {
@@ -436,23 +472,21 @@ func importOpenLineage(d *deps) mcpkit.Tool {
 			if err != nil {
 				return importOLResult{}, err
 			}
-			out := importOLResult{Imports: []graph.ImportResult{}}
-			for _, path := range paths {
+			imports, failures, err := importPaths(paths, func(path string) (graph.ImportResult, error) {
 				evs, err := openlineage.ReadPath(path)
 				if err != nil {
-					return out, err
+					return graph.ImportResult{}, err
 				}
 				b, err := openlineage.Import(filepath.Clean(path), evs)
 				if err != nil {
-					return out, fmt.Errorf("%s: %w", path, err)
+					return graph.ImportResult{}, fmt.Errorf("%s: %w", path, err)
 				}
-				res, err := g.Import(ctx, b)
-				if err != nil {
-					return out, err
-				}
-				out.Imports = append(out.Imports, res)
+				return g.Import(ctx, b)
+			})
+			if err != nil {
+				return importOLResult{}, err
 			}
-			return out, nil
+			return importOLResult{Imports: imports, Failed: len(failures) > 0, Errors: failures}, nil
 		}, mcpkit.LocalOnly())
 }
 
@@ -559,17 +593,18 @@ type registerParams struct {
 
 type registerResult struct {
 	Imports []graph.ImportResult `json:"imports"`
+	// Failed: some files were not registered (see errors); the imports listed were written.
+	Failed bool        `json:"failed,omitempty"`
+	Errors []pathError `json:"errors,omitempty"`
 }
 
 func registerAssets(d *deps) mcpkit.Tool {
 	return mcpkit.Write("register_assets",
 		"Register what no API describes from a declarative catalog file: BI workbooks, jobs with cron schedules, external sinks, "+
 			"owners, tags (money, customer_facing, pii, external), criticality and hand-declared lineage. Each file is one source: "+
-			"entries removed from it are marked stale.",
+			"entries removed from it are marked stale. A file that fails is listed under errors (failed: true); the others are still registered.",
 		func(ctx context.Context, p registerParams) (registerResult, error) {
-			var batches []graph.Batch
-			switch {
-			case p.YAML != "":
+			if p.YAML != "" {
 				if p.SourceName == "" {
 					return registerResult{}, errors.New("inline yaml needs source_name, so registering it again replaces what it said")
 				}
@@ -577,35 +612,37 @@ func registerAssets(d *deps) mcpkit.Tool {
 				if err != nil {
 					return registerResult{}, err
 				}
-				batches = append(batches, b)
-			default:
-				paths := d.env.Config.Catalog.Files
-				if p.Path != "" {
-					paths = []string{p.Path}
+				g, err := d.graph(ctx)
+				if err != nil {
+					return registerResult{}, err
 				}
-				if len(paths) == 0 {
-					return registerResult{}, fmt.Errorf("no catalog file: pass path or yaml, or list files under catalog.files in %s (example: configs/catalog.example.yaml)", d.env.Config.Source)
+				res, err := g.Import(ctx, b)
+				if err != nil {
+					return registerResult{}, err
 				}
-				for _, path := range paths {
-					b, err := catalogfile.Load(path)
-					if err != nil {
-						return registerResult{}, err
-					}
-					batches = append(batches, b)
-				}
+				return registerResult{Imports: []graph.ImportResult{res}}, nil
+			}
+			paths := d.env.Config.Catalog.Files
+			if p.Path != "" {
+				paths = []string{p.Path}
+			}
+			if len(paths) == 0 {
+				return registerResult{}, fmt.Errorf("no catalog file: pass path or yaml, or list files under catalog.files in %s (example: configs/catalog.example.yaml)", d.env.Config.Source)
 			}
 			g, err := d.graph(ctx)
 			if err != nil {
 				return registerResult{}, err
 			}
-			out := registerResult{Imports: []graph.ImportResult{}}
-			for _, b := range batches {
-				res, err := g.Import(ctx, b)
+			imports, failures, err := importPaths(paths, func(path string) (graph.ImportResult, error) {
+				b, err := catalogfile.Load(path)
 				if err != nil {
-					return out, err
+					return graph.ImportResult{}, err
 				}
-				out.Imports = append(out.Imports, res)
+				return g.Import(ctx, b)
+			})
+			if err != nil {
+				return registerResult{}, err
 			}
-			return out, nil
+			return registerResult{Imports: imports, Failed: len(failures) > 0, Errors: failures}, nil
 		}, mcpkit.LocalOnly())
 }

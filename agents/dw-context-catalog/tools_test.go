@@ -298,3 +298,55 @@ func TestTraceFiltersPlatformsAndRejectsBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// A failing location does not discard what the others wrote: the result lists those imports, sets
+// failed and names the failing path; only when nothing was written is it an error.
+func TestMultiPathImportsKeepWhatWasWritten(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-context-catalog")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nassets:\n  - urn: sink:x\n    colour: red\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	good := filepath.Join("..", "..", "configs", "catalog.example.yaml")
+	events := filepath.Join("..", "..", "pkg", "lineage", "openlineage", "testdata", "events")
+	env.Config.Catalog.Files = []string{bad, good, missing}
+	env.Config.Catalog.OpenLineage = []string{missing, events}
+	tl := map[string]mcpkit.Tool{}
+	for _, tool := range tools(env) {
+		tl[tool.Def.Name] = tool
+	}
+
+	var reg registerResult
+	if e := mcpkittest.Call(t, tl["register_assets"], map[string]any{}, &reg); e != "" {
+		t.Fatal(e)
+	}
+	if !reg.Failed || len(reg.Imports) != 1 || reg.Imports[0].Assets == 0 || len(reg.Errors) != 2 ||
+		reg.Errors[0].Path != bad || !strings.Contains(reg.Errors[0].Error, "colour") || reg.Errors[1].Path != missing {
+		t.Errorf("register_assets %+v", reg)
+	}
+	var get assetResult
+	if e := mcpkittest.Call(t, tl["get_asset"], map[string]any{"asset_id": "job:airflow/sync_metered_usage_to_stripe"}, &get); e != "" {
+		t.Errorf("the good file's asset was not kept: %s", e)
+	}
+
+	var ol importOLResult
+	if e := mcpkittest.Call(t, tl["import_openlineage_events"], map[string]any{}, &ol); e != "" {
+		t.Fatal(e)
+	}
+	if !ol.Failed || len(ol.Imports) != 1 || ol.Imports[0].Edges == 0 || len(ol.Errors) != 1 || ol.Errors[0].Path != missing {
+		t.Errorf("import_openlineage_events %+v", ol)
+	}
+
+	// Nothing written: an error naming every failure.
+	env.Config.Catalog.Files = []string{bad, missing}
+	if e := mcpkittest.Call(t, tl["register_assets"], map[string]any{}, nil); !strings.Contains(e, "colour") || !strings.Contains(e, "missing.yaml") {
+		t.Errorf("all files failing: %q", e)
+	}
+	// One good path: no failure flag.
+	reg = registerResult{}
+	if e := mcpkittest.Call(t, tl["register_assets"], map[string]any{"path": good}, &reg); e != "" || reg.Failed || len(reg.Errors) != 0 {
+		t.Errorf("single good path: %q %+v", e, reg)
+	}
+}

@@ -309,33 +309,23 @@ var sourceSystems = map[string]string{
 }
 
 // vanished names the assets b.Source asserted before and does not assert now: the ones Import is
-// about to mark stale. It looks through at most 500 assets of the source's system.
+// about to mark stale.
 func (r *run) vanished(ctx context.Context, b graph.Batch) ([]graph.URN, error) {
-	sys, ok := sourceSystems[b.Source]
-	if !ok {
+	if _, ok := sourceSystems[b.Source]; !ok {
 		return nil, nil
 	}
 	now := map[graph.URN]bool{}
 	for _, a := range b.Assets {
 		now[a.URN] = true
 	}
-	hits, err := r.s.Graph.Search(ctx, graph.SearchQuery{Systems: []string{sys}, Limit: 500})
+	prev, err := r.s.Graph.AssetsClaimedBy(ctx, b.Source)
 	if err != nil {
 		return nil, err
 	}
 	var out []graph.URN
-	for _, h := range hits {
-		if now[h.URN] {
-			continue
-		}
-		a, err := r.s.Graph.Get(ctx, h.URN)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range a.Claims {
-			if c.Source == b.Source && !c.Stale {
-				out = append(out, h.URN)
-			}
+	for _, u := range prev {
+		if !now[u] {
+			out = append(out, u)
 		}
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package catalogsync_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/dataworkers/dw/pkg/connect/connecttest"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
+	"github.com/dataworkers/dw/pkg/lineage/flinksql"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -355,5 +357,38 @@ func TestJDBCSinkLinksOnlyAHarvestedTable(t *testing.T) {
 	}
 	if !downstream()["warehouse:sqlite/main.accounts"] {
 		t.Error("a connect-only sync dropped the matched edge")
+	}
+}
+
+// Every statement an earlier sync listed and the account no longer has goes stale with its
+// lineage, however many there were (the stale set once came from a 500-asset search).
+func TestResyncMarksEveryVanishedStatementStale(t *testing.T) {
+	ctx := context.Background()
+	p := setup(t)
+	const n = 520
+	list := graph.Batch{Source: "sync:flink"}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("old-%03d", i)
+		list.Assets = append(list.Assets, graph.Asset{URN: graph.FlinkStatementURN(name), Kind: graph.KindFlinkStatement})
+		if _, err := p.g.Import(ctx, graph.Batch{Source: flinksql.Source(name), Edges: []graph.Edge{{
+			From: graph.FieldRef{Asset: "kafka:topic/api-usage"}, To: graph.FieldRef{Asset: graph.FlinkStatementURN(name)}, Kind: graph.EdgeReads}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.g.Import(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	p.clock = p.clock.Add(time.Hour)
+	rep := p.sync(t, catalogsync.SystemFlink)
+	if f := system(rep, catalogsync.SystemFlink); f.MarkedStale.Assets < n || f.MarkedStale.Edges < n {
+		t.Errorf("flink: %d statements vanished, marked stale %+v", n, f.MarkedStale)
+	}
+	last := graph.FlinkStatementURN(fmt.Sprintf("old-%03d", n-1))
+	edges, _, err := p.g.Neighbours(ctx, last, graph.Upstream)
+	if err != nil || len(edges) != 1 || !edges[0].Stale {
+		t.Errorf("lineage of %s not stale: %+v %v", last, edges, err)
+	}
+	if a, err := p.g.Get(ctx, graph.FlinkStatementURN("usage-hourly-rollup")); err != nil || a.Stale {
+		t.Errorf("the live statement went stale: %+v %v", a, err)
 	}
 }

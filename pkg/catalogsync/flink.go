@@ -202,24 +202,16 @@ func (r *run) flink(ctx context.Context) ([]graph.Batch, []string, error) {
 		list.Assets = append(list.Assets, graph.Asset{URN: u, Kind: graph.KindFlinkStatement, Name: st.Name, Attrs: attrs})
 	}
 	// Statements synced before and gone now: their lineage is marked stale too.
-	prev, err := r.s.Graph.Search(ctx, graph.SearchQuery{Systems: []string{graph.SystemFlink}, Kinds: []string{graph.KindFlinkStatement}, Limit: 500})
+	prev, err := r.s.Graph.AssetsClaimedBy(ctx, "sync:flink")
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, h := range prev {
-		if current[h.URN] {
+	for _, u := range prev {
+		name, ok := strings.CutPrefix(string(u), "flink:statement/")
+		if !ok || current[u] {
 			continue
 		}
-		a, err := r.s.Graph.Get(ctx, h.URN)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, cl := range a.Claims {
-			if cl.Source == "sync:flink" && !cl.Stale {
-				name := strings.TrimPrefix(string(h.URN), "flink:statement/")
-				out = append(out, graph.Batch{Source: flinksql.Source(name)}) // an empty complete view: all of it is stale
-			}
-		}
+		out = append(out, graph.Batch{Source: flinksql.Source(name)}) // an empty complete view: all of it is stale
 	}
 	return append([]graph.Batch{list}, out...), warnings, nil
 }

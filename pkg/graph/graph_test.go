@@ -3,7 +3,9 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +209,19 @@ func TestFieldTraversalRules(t *testing.T) {
 	if !lin.Truncated {
 		t.Error("depth 2 should truncate")
 	}
+	// From a, the walk ends at tableflow:out#a2 (depth 4): the edge leaving it carries only B2,
+	// which the rules do not follow, so a depth of 4 is complete, not truncated.
+	lin, err = g.Downstream(ctx, []FieldRef{{Asset: "schema:s", Path: "a"}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lin.Truncated {
+		t.Errorf("depth 4 from a reported truncated; nodes %+v", lin.Nodes)
+	}
+	lin, _ = g.Downstream(ctx, []FieldRef{{Asset: "schema:s", Path: "a"}}, 3)
+	if !lin.Truncated {
+		t.Error("depth 3 from a should truncate (tableflow:out#a2 lies beyond)")
+	}
 }
 
 func TestBlastRadiusNextRunUsesTheCronAndTheClock(t *testing.T) {
@@ -264,16 +279,117 @@ func TestSearch(t *testing.T) {
 	mustImport(t, g, Batch{Source: "s",
 		Assets: []Asset{{URN: "bi:sigma/revenue-today", Name: "Revenue today", Tags: []string{"money"}}, {URN: "dbt:model.p.revenue_daily", Name: "revenue_daily"}},
 		Fields: []Field{{Asset: "dbt:model.p.revenue_daily", Path: "egress_bytes"}}})
-	hits, err := g.Search(ctx, SearchQuery{Text: "revenue"})
-	if err != nil || len(hits) != 2 {
-		t.Fatalf("%+v %v", hits, err)
+	found, err := g.Search(ctx, SearchQuery{Text: "revenue"})
+	if err != nil || len(found.Hits) != 2 || found.Truncated {
+		t.Fatalf("%+v %v", found, err)
 	}
-	hits, _ = g.Search(ctx, SearchQuery{Text: "egress"})
-	if len(hits) != 1 || hits[0].MatchedFields[0] != "egress_bytes" {
-		t.Errorf("field search %+v", hits)
+	found, _ = g.Search(ctx, SearchQuery{Text: "egress"})
+	if len(found.Hits) != 1 || found.Hits[0].MatchedFields[0] != "egress_bytes" {
+		t.Errorf("field search %+v", found)
 	}
-	hits, _ = g.Search(ctx, SearchQuery{Tags: []string{"money"}})
-	if len(hits) != 1 || hits[0].URN != "bi:sigma/revenue-today" {
-		t.Errorf("tag search %+v", hits)
+	found, _ = g.Search(ctx, SearchQuery{Tags: []string{"money"}})
+	if len(found.Hits) != 1 || found.Hits[0].URN != "bi:sigma/revenue-today" {
+		t.Errorf("tag search %+v", found)
+	}
+	found, _ = g.Search(ctx, SearchQuery{Text: "revenue", Limit: 1})
+	if len(found.Hits) != 1 || !found.Truncated {
+		t.Errorf("limit 1 of 2 should be truncated: %+v", found)
+	}
+}
+
+// The kind, tag and stale filters run before the scan cap, so a small cap still finds every match
+// they keep, and they agree with the merged view Get shows.
+func TestSearchFiltersBeforeTheScanCap(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	var filler []Asset
+	for i := 0; i < 20; i++ {
+		filler = append(filler, Asset{URN: URN(fmt.Sprintf("bi:sigma/a%02d", i))}) // sorts first, no tags
+	}
+	mustImport(t, g, Batch{Source: "fill", Assets: filler})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// old: claims a kind and a tag, then stops reporting x; live: a newer source says x is a job.
+	mustImport(t, g, Batch{Source: "old", ObservedAt: t0, Assets: []Asset{
+		{URN: "job:x", Kind: KindDBTModel, Tags: []string{"gone"}},
+		{URN: "job:only-stale", Tags: []string{"pii"}},
+	}})
+	mustImport(t, g, Batch{Source: "old", ObservedAt: t0.Add(time.Hour)})
+	mustImport(t, g, Batch{Source: "live", ObservedAt: t0.Add(2 * time.Hour), Assets: []Asset{
+		{URN: "job:x", Tags: []string{"pii"}},
+		{URN: "warehouse:snowflake/A.B.C", Kind: KindKafkaTopic, Tags: []string{"pii", "money"}},
+	}})
+	// Referenced only (no claim): kind from the URN, never stale.
+	mustImport(t, g, Batch{Source: "edges", Edges: []Edge{fe("kafka:topic/t", "dbt:model.p.m", EdgeReads)}})
+	g.scanCap = 3
+
+	cases := []struct {
+		q    SearchQuery
+		want []URN
+	}{
+		{SearchQuery{Kinds: []string{KindJob}}, []URN{"job:x"}},
+		{SearchQuery{Kinds: []string{KindJob}, IncludeStale: true}, []URN{"job:only-stale", "job:x"}},
+		{SearchQuery{Kinds: []string{KindDBTModel}}, []URN{"dbt:model.p.m"}},
+		{SearchQuery{Kinds: []string{KindKafkaTopic}}, []URN{"kafka:topic/t", "warehouse:snowflake/A.B.C"}},
+		{SearchQuery{Kinds: []string{KindWarehouseTable}}, nil},
+		{SearchQuery{Tags: []string{"pii"}}, []URN{"job:x", "warehouse:snowflake/A.B.C"}},
+		{SearchQuery{Tags: []string{"pii"}, IncludeStale: true}, []URN{"job:only-stale", "job:x", "warehouse:snowflake/A.B.C"}},
+		{SearchQuery{Tags: []string{"gone"}, IncludeStale: true}, nil},
+		{SearchQuery{Tags: []string{"pii", "money"}}, []URN{"warehouse:snowflake/A.B.C"}},
+		{SearchQuery{Tags: []string{"pii"}, Kinds: []string{KindJob, KindKafkaTopic}}, []URN{"job:x", "warehouse:snowflake/A.B.C"}},
+	}
+	for _, c := range cases {
+		found, err := g.Search(ctx, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []URN
+		for _, h := range found.Hits {
+			got = append(got, h.URN)
+			a, err := g.Get(ctx, h.URN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.q.Kinds) > 0 && !slices.Contains(c.q.Kinds, a.Kind) || (a.Stale && !c.q.IncludeStale) {
+				t.Errorf("%+v: hit %s disagrees with Get: kind %q stale %t", c.q, h.URN, a.Kind, a.Stale)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) || found.Truncated {
+			t.Errorf("%+v: got %v truncated %t, want %v", c.q, got, found.Truncated, c.want)
+		}
+	}
+	// Unfiltered, the 20 fillers pass the cap of 3: the result says so.
+	found, err := g.Search(ctx, SearchQuery{})
+	if err != nil || len(found.Hits) != 3 || !found.Truncated {
+		t.Errorf("cap not reported: %+v %v", found, err)
+	}
+}
+
+func TestNeighboursReportsTheCap(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s", Edges: []Edge{
+		fe("kafka:topic/t", "job:a", EdgeReads), fe("kafka:topic/t", "job:b", EdgeReads), fe("kafka:topic/t", "job:c", EdgeReads)}})
+	g.scanCap = 3
+	edges, truncated, err := g.Neighbours(ctx, "kafka:topic/t", Downstream)
+	if err != nil || len(edges) != 3 || truncated {
+		t.Fatalf("%v %t %v", edges, truncated, err)
+	}
+	g.scanCap = 2
+	edges, truncated, _ = g.Neighbours(ctx, "kafka:topic/t", Downstream)
+	if len(edges) != 2 || !truncated {
+		t.Errorf("cap 2 of 3: %v truncated %t", edges, truncated)
+	}
+}
+
+func TestAssetsClaimedBy(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s", Assets: []Asset{{URN: "job:b"}, {URN: "job:a"}, {URN: "job:c"}}})
+	mustImport(t, g, Batch{Source: "s", Assets: []Asset{{URN: "job:b"}, {URN: "job:a"}}})
+	mustImport(t, g, Batch{Source: "other", Assets: []Asset{{URN: "job:d"}}})
+	got, err := g.AssetsClaimedBy(ctx, "s")
+	if err != nil || !slices.Equal(got, []URN{"job:a", "job:b"}) {
+		t.Errorf("got %v %v", got, err)
 	}
 }

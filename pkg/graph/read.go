@@ -117,12 +117,12 @@ func (g *Graph) Resolve(ctx context.Context, name string) (URN, error) {
 		}
 		return m[ids[0]].URN, nil
 	case 0:
-		hits, err := g.Search(ctx, SearchQuery{Text: name, Limit: 5})
+		found, err := g.Search(ctx, SearchQuery{Text: name, Limit: 5})
 		if err != nil {
 			return "", err
 		}
 		nf := &NotFoundError{Name: name}
-		for _, h := range hits {
+		for _, h := range found.Hits {
 			nf.Suggestions = append(nf.Suggestions, h.URN)
 		}
 		return "", nf
@@ -169,9 +169,19 @@ type SearchHit struct {
 	Score         int      `json:"score"`
 }
 
+// SearchResult is the best matches, and whether more matched than were returned.
+type SearchResult struct {
+	Hits []SearchHit `json:"results"`
+	// Truncated: more assets matched than Hits holds (past Limit, or past the scan cap, in which
+	// case the ranking covered only the first matches by URN); narrow the query to see the rest.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
 // Search finds assets whose URN, name, description, tags or field paths contain every word of
-// q.Text (case-insensitive), best first: exact name, then name prefix, then any match.
-func (g *Graph) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
+// q.Text (case-insensitive), best first: exact name, then name prefix, then any match. Every filter
+// runs in SQL, so the scan cap never hides a match a filter would have kept; hitting it sets
+// Truncated.
+func (g *Graph) Search(ctx context.Context, q SearchQuery) (SearchResult, error) {
 	if q.Limit <= 0 || q.Limit > 500 {
 		q.Limit = 50
 	}
@@ -190,39 +200,65 @@ func (g *Graph) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) 
 			args = append(args, s)
 		}
 	}
-	rows, err := g.st.DB.QueryContext(ctx, `SELECT a.id FROM graph_assets a WHERE `+strings.Join(where, " AND ")+` ORDER BY a.urn LIMIT 5000`, args...)
+	// The filters below restate Asset.merge in SQL: an asset is stale when it has claims and all are
+	// stale; its kind and tags come from its live claims, or from all of them when none is live.
+	if !q.IncludeStale {
+		where = append(where, `(NOT EXISTS (SELECT 1 FROM graph_asset_claims c WHERE c.asset_id = a.id)
+			OR EXISTS (SELECT 1 FROM graph_asset_claims c WHERE c.asset_id = a.id AND c.stale = 0))`)
+	}
+	if len(q.Kinds) > 0 {
+		kind := `(SELECT c.kind FROM graph_asset_claims c WHERE c.asset_id = a.id AND c.kind <> '' AND ` + effectiveClaim +
+			` ORDER BY c.observed_at DESC, c.source LIMIT 1)`
+		cond := kind + " IN (" + placeholders(len(q.Kinds)) + ")"
+		for _, k := range q.Kinds {
+			args = append(args, k)
+		}
+		var byURN []string
+		for _, d := range defaultKinds {
+			if contains(q.Kinds, d.kind) {
+				byURN = append(byURN, "substr(a.urn, 1, ?) = ?")
+				args = append(args, len(d.prefix), d.prefix)
+			}
+		}
+		if len(byURN) > 0 {
+			cond += " OR (" + kind + " IS NULL AND (" + strings.Join(byURN, " OR ") + "))"
+		}
+		where = append(where, "("+cond+")")
+	}
+	for _, t := range q.Tags {
+		where = append(where, `EXISTS (SELECT 1 FROM graph_asset_claims c, json_each(CASE WHEN json_valid(c.tags) THEN c.tags ELSE '[]' END) t
+			WHERE c.asset_id = a.id AND `+effectiveClaim+` AND t.value = ?)`)
+		args = append(args, t)
+	}
+	args = append(args, g.scanCap+1)
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT a.id FROM graph_assets a WHERE `+strings.Join(where, " AND ")+` ORDER BY a.urn LIMIT ?`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("graph: search: %w", err)
+		return SearchResult{}, fmt.Errorf("graph: search: %w", err)
 	}
 	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return nil, err
+			return SearchResult{}, err
 		}
 		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return SearchResult{}, err
+	}
+	var res SearchResult
+	if len(ids) > g.scanCap {
+		ids, res.Truncated = ids[:g.scanCap], true
 	}
 	assets, err := g.loadAssets(ctx, ids, true)
 	if err != nil {
-		return nil, err
+		return SearchResult{}, err
 	}
 	var hits []SearchHit
 	for _, id := range ids {
 		a := assets[id]
-		if a.Stale && !q.IncludeStale {
-			continue
-		}
-		if len(q.Kinds) > 0 && !contains(q.Kinds, a.Kind) {
-			continue
-		}
-		if !hasAll(a.Tags, q.Tags) {
-			continue
-		}
 		h := SearchHit{URN: a.URN, System: a.System, Kind: a.Kind, Name: a.Name, Description: a.Description, Owners: a.Owners, Tags: a.Tags, Stale: a.Stale}
 		name := strings.ToLower(a.Name)
 		text := strings.ToLower(q.Text)
@@ -249,10 +285,15 @@ func (g *Graph) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) 
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	if len(hits) > q.Limit {
-		hits = hits[:q.Limit]
+		hits, res.Truncated = hits[:q.Limit], true
 	}
-	return hits, nil
+	res.Hits = hits
+	return res, nil
 }
+
+// effectiveClaim holds for a claim c of asset a that counts in the merged view: a live claim, or any
+// claim when the asset has no live one.
+const effectiveClaim = `(c.stale = 0 OR NOT EXISTS (SELECT 1 FROM graph_asset_claims l WHERE l.asset_id = a.id AND l.stale = 0))`
 
 // Fields returns the merged fields of an asset (empty when none are known).
 func (g *Graph) Fields(ctx context.Context, urn URN) ([]Field, error) {
@@ -270,15 +311,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func hasAll(have, want []string) bool {
-	for _, w := range want {
-		if !contains(have, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func placeholders(n int) string {
@@ -421,43 +453,30 @@ func (a *Asset) finish() {
 	sort.Strings(a.Tags)
 }
 
+// defaultKinds is what a URN's prefix alone says an asset is; the first matching prefix wins.
+// Search filters on it in SQL, so it is a table rather than code.
+var defaultKinds = []struct{ prefix, kind string }{
+	{SystemKafka + ":topic/", KindKafkaTopic},
+	{SystemSchema + ":", KindSchemaSubject},
+	{SystemFlink + ":statement/", KindFlinkStatement},
+	{SystemTableflow + ":", KindTableflowTable},
+	{SystemWarehouse + ":", KindWarehouseTable},
+	{SystemDBT + ":model.", KindDBTModel},
+	{SystemDBT + ":source.", KindDBTSource},
+	{SystemDBT + ":seed.", KindDBTSeed},
+	{SystemDBT + ":snapshot.", KindDBTSnapshot},
+	{SystemDBT + ":exposure.", KindDBTExposure},
+	{SystemJob + ":", KindJob},
+	{SystemSink + ":", KindExternalSink},
+	{SystemBI + ":", KindBIWorkbook},
+}
+
 // defaultKind guesses nothing beyond what the URN's prefix says, for assets known only by reference.
 func defaultKind(u URN) string {
-	id := u.ID()
-	switch u.System() {
-	case SystemKafka:
-		if strings.HasPrefix(id, "topic/") {
-			return KindKafkaTopic
+	for _, d := range defaultKinds {
+		if strings.HasPrefix(string(u), d.prefix) {
+			return d.kind
 		}
-	case SystemSchema:
-		return KindSchemaSubject
-	case SystemFlink:
-		if strings.HasPrefix(id, "statement/") {
-			return KindFlinkStatement
-		}
-	case SystemTableflow:
-		return KindTableflowTable
-	case SystemWarehouse:
-		return KindWarehouseTable
-	case SystemDBT:
-		switch {
-		case strings.HasPrefix(id, "model."):
-			return KindDBTModel
-		case strings.HasPrefix(id, "source."):
-			return KindDBTSource
-		case strings.HasPrefix(id, "seed."):
-			return KindDBTSeed
-		case strings.HasPrefix(id, "snapshot."):
-			return KindDBTSnapshot
-		case strings.HasPrefix(id, "exposure."):
-			return KindDBTExposure
-		}
-	case SystemJob:
-		return KindJob
-	case SystemSink:
-		return KindExternalSink
-	case SystemBI:
-		return KindBIWorkbook
 	}
 	return ""
 }
@@ -514,18 +533,18 @@ func (g *Graph) loadFields(ctx context.Context, idList string, out map[int64]*As
 }
 
 // Neighbours lists the edges (stale ones included, flagged) that enter (Upstream) or leave
-// (Downstream) an asset, with their source and time.
-func (g *Graph) Neighbours(ctx context.Context, urn URN, dir Direction) ([]Edge, error) {
+// (Downstream) an asset, with their source and time. truncated says the scan cap cut the list.
+func (g *Graph) Neighbours(ctx context.Context, urn URN, dir Direction) (edges []Edge, truncated bool, err error) {
 	q := `SELECT fa.urn, e.from_field, ta.urn, e.to_field, e.kind, e.transformation, e.source, e.observed_at, e.stale
 		FROM graph_edges e JOIN graph_assets fa ON fa.id = e.from_id JOIN graph_assets ta ON ta.id = e.to_id
-		WHERE %s.urn = ? ORDER BY e.stale, fa.urn, ta.urn, e.from_field, e.to_field, e.source LIMIT 5000`
+		WHERE %s.urn = ? ORDER BY e.stale, fa.urn, ta.urn, e.from_field, e.to_field, e.source LIMIT ?`
 	side := "fa"
 	if dir == Upstream {
 		side = "ta"
 	}
-	rows, err := g.st.DB.QueryContext(ctx, fmt.Sprintf(q, side), string(urn))
+	rows, err := g.st.DB.QueryContext(ctx, fmt.Sprintf(q, side), string(urn), g.scanCap+1)
 	if err != nil {
-		return nil, fmt.Errorf("graph: neighbours of %s: %w", urn, err)
+		return nil, false, fmt.Errorf("graph: neighbours of %s: %w", urn, err)
 	}
 	defer rows.Close()
 	var out []Edge
@@ -533,11 +552,37 @@ func (g *Graph) Neighbours(ctx context.Context, urn URN, dir Direction) ([]Edge,
 		var e Edge
 		var from, to, kind, at string
 		if err := rows.Scan(&from, &e.From.Path, &to, &e.To.Path, &kind, &e.Transformation, &e.Source, &at, &e.Stale); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		e.From.Asset, e.To.Asset, e.Kind = URN(from), URN(to), EdgeKind(kind)
 		e.ObservedAt, _ = store.ParseTimestamp(at)
 		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(out) > g.scanCap {
+		return out[:g.scanCap], true, nil
+	}
+	return out, false, nil
+}
+
+// AssetsClaimedBy lists, by URN, every asset source has a live (not stale) claim on: what a
+// complete re-import by that source would mark stale if it no longer asserted them.
+func (g *Graph) AssetsClaimedBy(ctx context.Context, source string) ([]URN, error) {
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT a.urn FROM graph_asset_claims c JOIN graph_assets a ON a.id = c.asset_id
+		WHERE c.source = ? AND c.stale = 0 ORDER BY a.urn`, source)
+	if err != nil {
+		return nil, fmt.Errorf("graph: assets claimed by %s: %w", source, err)
+	}
+	defer rows.Close()
+	var out []URN
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, err
+		}
+		out = append(out, URN(u))
 	}
 	return out, rows.Err()
 }

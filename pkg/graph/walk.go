@@ -69,7 +69,7 @@ func (g *Graph) Traverse(ctx context.Context, start []FieldRef, opt TraverseOpti
 		}
 		if depth > opt.MaxDepth {
 			var more bool
-			if err := conn.QueryRowContext(ctx, w.moreQ, depth-1, opt.IncludeStale).Scan(&more); err != nil {
+			if err := conn.QueryRowContext(ctx, w.moreQ, depth-1, opt.IncludeStale, opt.IncludeStale).Scan(&more); err != nil {
 				return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
 			}
 			out.Truncated = more
@@ -147,7 +147,10 @@ func (w *walker) sql() {
 		WHERE f.depth = ? AND %s`, w.far, toField, toDisp, w.near, rule)
 	w.hopReachQ = `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
 		SELECT to_id, to_field, to_disp, ?, from_id, from_field FROM temp.dw_hops WHERE depth = ? ORDER BY rowid`
-	w.moreQ = fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id WHERE f.depth = ? AND (e.stale = 0 OR ?))`, w.near)
+	// More lies beyond MaxDepth only when an edge the rules would follow reaches a node not yet seen.
+	w.moreQ = fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
+		WHERE f.depth = ? AND %s
+		AND NOT EXISTS (SELECT 1 FROM temp.dw_reach r WHERE r.id = e.%s AND r.field = %s))`, w.near, rule, w.far, toField)
 	w.hopsQ = `SELECT h.from_id, h.from_field, h.depth, h.to_id, h.to_field, e.kind, e.source, e.transformation, e.observed_at, e.stale
 		FROM temp.dw_hops h JOIN graph_edges e ON e.id = h.edge_id ORDER BY h.rowid LIMIT ?`
 }

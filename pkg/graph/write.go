@@ -19,6 +19,8 @@ import (
 type Graph struct {
 	st  *store.Store
 	now func() time.Time
+	// scanCap bounds the rows one Search or Neighbours call reads; past it the result says Truncated.
+	scanCap int
 }
 
 // New wraps an open store. now is the clock used for observed_at defaults and next-run times.
@@ -26,7 +28,7 @@ func New(st *store.Store, now func() time.Time) *Graph {
 	if now == nil {
 		now = time.Now
 	}
-	return &Graph{st: st, now: now}
+	return &Graph{st: st, now: now, scanCap: 5000}
 }
 
 // Now is the graph's clock.

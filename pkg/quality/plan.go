@@ -48,6 +48,7 @@ type plan struct {
 	tf       warehouse.TimeFormat
 	since    time.Time
 	until    time.Time
+	loc      *time.Location // the window's zone: a date column holds its local days
 	scanCols []scanCol
 	nullCols []scanCol
 	keyNames []string
@@ -65,7 +66,13 @@ func (p *plan) has(c Check) bool { return slices.Contains(p.checks, c) }
 
 // window renders the half-open window predicate with bound values.
 func (p *plan) window(a *warehouse.Args) string {
-	return p.ts + " >= " + p.d.TimeParam(a.Add(warehouse.BindTime(p.tf, p.since)), p.tsType) + " AND " + p.ts + " < " + p.d.TimeParam(a.Add(warehouse.BindTime(p.tf, p.until)), p.tsType)
+	return p.ts + " >= " + p.bound(a, p.since, false) + " AND " + p.ts + " < " + p.bound(a, p.until, true)
+}
+
+// bound binds one window bound (a local calendar date for a date column; roundUp for an
+// exclusive end) and returns its placeholder.
+func (p *plan) bound(a *warehouse.Args, t time.Time, roundUp bool) string {
+	return p.d.BindBound(a, p.tf, p.tsType, t, p.loc, roundUp)
 }
 
 func (p *plan) queryCount() int {
@@ -109,7 +116,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until}
+	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness)
 	if needsWindow || slices.Contains(checks, Freshness) {
 		col, err := timestampColumn(d, ti, req.TimestampColumn)
@@ -149,7 +156,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	}
 	if slices.Contains(checks, Freshness) {
 		a := d.NewArgs()
-		q := "SELECT max(" + p.ts + ") FROM " + qt + " WHERE " + p.ts + " <= " + d.TimeParam(a.Add(warehouse.BindTime(p.tf, now)), p.tsType)
+		q := "SELECT max(" + p.ts + ") FROM " + qt + " WHERE " + p.ts + " <= " + p.bound(a, now, false)
 		if d.Engine == warehouse.Snowflake {
 			// MAX over a whole column is answered from micro-partition metadata; a filter would scan.
 			// (Not LAST_ALTERED: it moves on DDL and maintenance, formats.md §0.1.)
@@ -246,9 +253,9 @@ func (p *plan) buildCustom(as Assertion, limit int) (customPlan, error) {
 		for strings.Contains(s, "{{window_start}}") || strings.Contains(s, "{{window_end}}") {
 			i, j := strings.Index(s, "{{window_start}}"), strings.Index(s, "{{window_end}}")
 			if i >= 0 && (j < 0 || i < j) {
-				s = s[:i] + p.d.TimeParam(a.Add(warehouse.BindTime(p.tf, p.since)), p.tsType) + s[i+len("{{window_start}}"):]
+				s = s[:i] + p.bound(a, p.since, false) + s[i+len("{{window_start}}"):]
 			} else {
-				s = s[:j] + p.d.TimeParam(a.Add(warehouse.BindTime(p.tf, p.until)), p.tsType) + s[j+len("{{window_end}}"):]
+				s = s[:j] + p.bound(a, p.until, true) + s[j+len("{{window_end}}"):]
 			}
 		}
 		return s
@@ -292,17 +299,37 @@ func timestampColumn(d warehouse.Dialect, ti *warehouse.TableInfo, name string) 
 	return warehouse.Column{}, fmt.Errorf("%w: %s has several timestamp columns (%s); choose one in timestamp_column", ErrNoTimestamp, ti.Ref(), strings.Join(names, ", "))
 }
 
-// sqliteTimeFormat reads one stored value to learn how the column keeps time (text with a space or
-// a T, or epoch seconds), because SQLite compares what is stored, not what is declared.
+// sqliteTimeFormat learns how the column keeps time (text with a space or a T, a bare date, or
+// epoch seconds), because SQLite compares what is stored, not what is declared. It reads the
+// smallest and the largest value: SQLite orders numbers before text, so a column mixing epoch
+// numbers and text (which would compare wrongly, with no error) shows one of each, and so does a
+// column whose text layouts differ at either end. Both must agree.
 func (c *Checker) sqliteTimeFormat(ctx context.Context, table, ts, name string) (warehouse.TimeFormat, error) {
-	rows, err := c.wh.QueryAll(ctx, "SELECT CAST("+ts+" AS TEXT), typeof("+ts+") FROM "+table+" WHERE "+ts+" IS NOT NULL LIMIT 1", nil, 1)
+	rows, err := c.wh.QueryAll(ctx, "SELECT CAST(min("+ts+") AS TEXT), typeof(min("+ts+")), CAST(max("+ts+") AS TEXT), typeof(max("+ts+")) FROM "+table, nil, 1)
 	if err != nil {
 		return 0, err
 	}
-	if len(rows.Rows) == 0 {
-		return warehouse.TimeTextSpace, nil
+	if len(rows.Rows) == 0 || rows.Rows[0][0] == nil {
+		return warehouse.TimeTextSpace, nil // no values yet: any layout compares correctly with nothing
 	}
-	v, typ := rows.Rows[0][0], fmt.Sprint(rows.Rows[0][1])
+	r := rows.Rows[0]
+	lo, err := sqliteValueFormat(name, r[0], fmt.Sprint(r[1]))
+	if err != nil {
+		return 0, err
+	}
+	hi, err := sqliteValueFormat(name, r[2], fmt.Sprint(r[3]))
+	if err != nil {
+		return 0, err
+	}
+	if lo != hi {
+		return 0, fmt.Errorf("%w: column %s mixes time formats (smallest value %q is %s, largest %q is %s), so window comparisons would be wrong; store one format (UTC text like 2025-12-01 05:00:00, or epoch seconds) or name another column in timestamp_column",
+			warehouse.ErrTypeMismatch, name, fmt.Sprint(r[0]), timeFormatName(lo), fmt.Sprint(r[2]), timeFormatName(hi))
+	}
+	return lo, nil
+}
+
+// sqliteValueFormat classifies one stored value by its SQLite storage class and text layout.
+func sqliteValueFormat(name string, v any, typ string) (warehouse.TimeFormat, error) {
 	switch typ {
 	case "integer", "real":
 		return warehouse.TimeEpoch, nil
@@ -319,11 +346,19 @@ func (c *Checker) sqliteTimeFormat(ctx context.Context, table, ts, name string) 
 		}
 		return warehouse.TimeTextSpace, nil
 	}
-	// go-sqlite3 returns DATETIME-declared text as time.Time; typeof still says text.
-	if _, ok := warehouse.ParseTime(v); ok {
-		return warehouse.TimeTextSpace, nil
-	}
 	return 0, fmt.Errorf("%w: column %s holds %s values, not timestamps", warehouse.ErrTypeMismatch, name, typ)
+}
+
+func timeFormatName(f warehouse.TimeFormat) string {
+	switch f {
+	case warehouse.TimeEpoch:
+		return "epoch seconds"
+	case warehouse.TimeTextDate:
+		return "a date"
+	case warehouse.TimeTextT:
+		return "text with a T"
+	}
+	return "text with a space"
 }
 
 func mustQuote(d warehouse.Dialect, name string) string {

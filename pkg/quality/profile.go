@@ -133,7 +133,7 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		if err != nil {
 			return nil, err
 		}
-		pl := &plan{d: d, ts: mustQuote(d, col.Name), tsType: col.Type, since: req.Window.Since, until: req.Window.Until}
+		pl := &plan{d: d, ts: mustQuote(d, col.Name), tsType: col.Type, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 		if d.Engine == warehouse.SQLite {
 			if pl.tf, err = c.sqliteTimeFormat(ctx, qt, pl.ts, col.Name); err != nil {
 				return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -416,6 +417,98 @@ func TestDateAndZonedWindowColumnsCountTodaysRows(t *testing.T) {
 				t.Errorf("timestamptz column: rows today = %d (%s)", *r.Rows, r.SQL)
 			}
 		})
+	}
+}
+
+// A DATE column holds local calendar days: a New York "today" window starts at 05:00Z, which must
+// bind as the local date (not round up to tomorrow on SQLite, nor sort after today's date on
+// PostgreSQL), and late in the local evening (already tomorrow in UTC) today is still today.
+func TestDateColumnWindowInNonUTCZone(t *testing.T) {
+	for name, open := range engines() {
+		t.Run(name, func(t *testing.T) {
+			e := open(t)
+			for _, s := range []string{
+				`CREATE TABLE daily (d DATE, v INTEGER)`,
+				`INSERT INTO daily VALUES ('2025-12-14', 1), ('2025-12-15', 2), ('2025-12-15', NULL), ('2025-12-16', 3)`,
+			} {
+				if _, err := e.rw.Exec(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cases := []struct {
+				window  string
+				now     time.Time
+				rows    int64
+				nullPct float64
+			}{
+				{"today", time.Date(2025, 12, 15, 15, 5, 0, 0, time.UTC), 2, 0.5}, // 10:05 in New York
+				{"today", time.Date(2025, 12, 16, 3, 0, 0, 0, time.UTC), 2, 0.5},  // 22:00 on the 15th in New York
+				{"yesterday", time.Date(2025, 12, 16, 3, 0, 0, 0, time.UTC), 1, 0},
+				{"today", time.Date(2025, 12, 16, 5, 0, 1, 0, time.UTC), 1, 0}, // just after local midnight of the 16th
+			}
+			for _, c := range cases {
+				w, err := quality.ParseWindow(quality.WindowSpec{Window: c.window, TimeZone: "America/New_York"}, c.now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := quality.NewChecker(e.wh, nil, func() time.Time { return c.now }).Run(context.Background(), quality.Request{
+					Table: "daily", TimestampColumn: "d", Columns: []string{"v"}, Window: w,
+					Checks:     []quality.Check{quality.Volume, quality.NullRate, quality.Custom},
+					Assertions: []quality.Assertion{{Name: "in_window", SQL: `SELECT * FROM daily WHERE d >= {{window_start}} AND d < {{window_end}}`}},
+				})
+				if err != nil {
+					t.Fatalf("%s at %s: %v", c.window, c.now, err)
+				}
+				if r := result(t, rep, "rows_per_hour", ""); *r.Rows != c.rows {
+					t.Errorf("%s at %s: rows = %d, want %d (%s)", c.window, c.now, *r.Rows, c.rows, r.SQL)
+				}
+				if r := result(t, rep, "null_rate", "v"); r.Value != c.nullPct {
+					t.Errorf("%s at %s: null rate = %v, want %v", c.window, c.now, r.Value, c.nullPct)
+				}
+				if r := result(t, rep, "violating_rows", "in_window"); r.Value != float64(c.rows) {
+					t.Errorf("%s at %s: custom assertion window rows = %v, want %d (%s)", c.window, c.now, r.Value, c.rows, r.SQL)
+				}
+			}
+		})
+	}
+}
+
+// SQLite compares what is stored: a column mixing epoch numbers and text (or two text layouts)
+// would silently compare wrongly, so the format probe reads both ends and refuses a mix, naming the
+// column; a column of one format at both ends is used.
+func TestSQLiteMixedTimeFormatsAreRefused(t *testing.T) {
+	e := engines()["sqlite"](t)
+	now := at15(14)
+	epoch := now.Add(-time.Hour).Unix()
+	for _, s := range []string{
+		`CREATE TABLE mixed (at, v INTEGER)`,
+		fmt.Sprintf(`INSERT INTO mixed VALUES ('2025-12-15 10:00:00', 1), (%d, 2), ('2025-12-15 11:00:00', 3)`, epoch),
+		`CREATE TABLE layouts (at TEXT, v INTEGER)`,
+		`INSERT INTO layouts VALUES ('2025-12-15 10:00:00', 1), ('2025-12-15T11:00:00', 2)`,
+		`CREATE TABLE epochs (at INTEGER, v INTEGER)`,
+		fmt.Sprintf(`INSERT INTO epochs VALUES (%d, 1), (%d, 2), (%d, 3)`, epoch, epoch+60, now.Add(-48*time.Hour).Unix()),
+	} {
+		if _, err := e.rw.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := quality.NewChecker(e.wh, nil, func() time.Time { return now })
+	w, err := quality.ParseWindow(quality.WindowSpec{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ table, want string }{{"mixed", "epoch seconds"}, {"layouts", "text with a T"}} {
+		_, err := c.Run(context.Background(), quality.Request{Table: tc.table, TimestampColumn: "at", Window: w, Checks: []quality.Check{quality.Volume}})
+		if err == nil || !errors.Is(err, warehouse.ErrTypeMismatch) || !strings.Contains(err.Error(), "column at mixes time formats") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want a type mismatch naming column at and %q", tc.table, err, tc.want)
+		}
+	}
+	rep, err := c.Run(context.Background(), quality.Request{Table: "epochs", TimestampColumn: "at", Window: w, Checks: []quality.Check{quality.Volume}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := result(t, rep, "rows_per_hour", ""); *r.Rows != 2 {
+		t.Errorf("epoch column: rows today = %d, want 2 (%s)", *r.Rows, r.SQL)
 	}
 }
 

@@ -31,10 +31,14 @@ type Window struct {
 
 // Location is the window's time zone (seasonal buckets use its local hours and days).
 func (w Window) Location() *time.Location {
-	if w.loc == nil {
-		return time.UTC
+	if w.loc != nil {
+		return w.loc
 	}
-	return w.loc
+	// A window read back from JSON has only the zone's name.
+	if loc, err := time.LoadLocation(w.TimeZone); err == nil && w.TimeZone != "" {
+		return loc
+	}
+	return time.UTC
 }
 
 // Hours is the elapsed length of the window up to now in hours, at least a quarter of an hour, so

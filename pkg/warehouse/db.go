@@ -158,7 +158,8 @@ type Rows struct {
 }
 
 // Query runs query under the statement timeout and reads at most limit rows (the configured
-// sample bound when limit <= 0 or larger). Rows beyond the bound are never read.
+// sample bound when limit <= 0 or larger). Rows beyond the bound are not returned; on PostgreSQL
+// the statement is cancelled once the bound is reached, so they are not read either (see query).
 func (w *DB) Query(ctx context.Context, query string, args []any, limit int) (Rows, error) {
 	if limit <= 0 || limit > w.maxSample {
 		limit = w.maxSample
@@ -206,6 +207,14 @@ func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Ro
 	}
 	if err := rows.Err(); err != nil {
 		return Rows{}, w.explain(ctx, err)
+	}
+	// Closing a PostgreSQL cursor reads and discards every remaining row (a sample of an unbounded
+	// SELECT would stream the whole table), so when rows remain past the bound the statement is
+	// cancelled first: pgx then drops the connection and the server stops. One extra row is read
+	// to know; an exhausted result closes normally and keeps its connection. SQLite and Snowflake
+	// close a cursor without reading the rest.
+	if w.Dialect.Engine == Postgres && len(out.Rows) == limit && rows.Next() {
+		cancel()
 	}
 	return out, nil
 }

@@ -142,22 +142,56 @@ func BindTime(f TimeFormat, t time.Time) any {
 	case TimeEpoch:
 		return t.Unix()
 	case TimeTextDate:
-		// A date stands for its midnight: midnight >= since and midnight < until both hold exactly
-		// when the date is on or after the bound's day rounded up.
-		day := t.Truncate(24 * time.Hour)
-		if !day.Equal(t) {
-			day = day.Add(24 * time.Hour)
-		}
-		return day.Format("2006-01-02")
+		// Only reached without a zone (see BindBound, which date columns go through): a date
+		// stands for its UTC day.
+		return t.Format("2006-01-02")
 	}
 	return t
+}
+
+// IsDateColumn reports whether a column holds whole calendar days, not instants: a DATE column on
+// PostgreSQL or Snowflake, or SQLite text stored as "2006-01-02".
+func (d Dialect) IsDateColumn(f TimeFormat, colType string) bool {
+	if d.Engine == SQLite {
+		return f == TimeTextDate
+	}
+	return strings.EqualFold(strings.TrimSpace(colType), "date")
+}
+
+// BindBound binds the time bound t for a comparison with a column of type colType stored in
+// format f, and returns its (cast) placeholder. Instants bind as BindTime does. A date column
+// holds the local calendar days of the window's zone loc, so the bound binds as the local date of
+// t: a window start compares "col >= start date" (inclusive); with roundUp a window end that is
+// not local midnight rounds up to the next date, so "col < end date" keeps today's rows. Comparing
+// a date with an instant instead (05:00Z for New York's midnight) loses the whole first day.
+func (d Dialect) BindBound(a *Args, f TimeFormat, colType string, t time.Time, loc *time.Location, roundUp bool) string {
+	if !d.IsDateColumn(f, colType) {
+		return d.TimeParam(a.Add(BindTime(f, t)), colType)
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	local := t.In(loc)
+	day := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC)
+	if roundUp && !local.Equal(time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc)) {
+		day = day.AddDate(0, 0, 1)
+	}
+	ph := a.Add(day.Format("2006-01-02"))
+	switch d.Engine {
+	case Postgres:
+		return ph + "::date"
+	case Snowflake:
+		return "TO_DATE(" + ph + ")"
+	}
+	return ph
 }
 
 // TimeParam renders the placeholder of a time bound compared with a column of type colType.
 // PostgreSQL would otherwise type the parameter after the column (a date column would truncate
 // "now" to midnight and drop today's rows), so the parameter is cast: to timestamptz for
-// timestamptz columns, else to timestamp (UTC wall clock, as bound), which a date column is
-// promoted to. Comparing like with like keeps the per-row comparison cheap and index-friendly.
+// timestamptz columns, else to timestamp (UTC wall clock, as bound). Date columns bind local dates
+// through BindBound instead. Comparing like with like keeps the per-row comparison cheap and
+// index-friendly.
 func (d Dialect) TimeParam(placeholder, colType string) string {
 	if d.Engine != Postgres {
 		return placeholder

@@ -140,3 +140,42 @@ func TestParseTimeReadsDriverShapes(t *testing.T) {
 		t.Error("ParseTime accepted prose")
 	}
 }
+
+// Date columns bind the local calendar date of a bound in the window's zone (an exclusive end
+// rounds up unless it is local midnight); instant columns bind the instant as before.
+func TestBindBoundDateColumns(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	nyMidnight := time.Date(2025, 12, 15, 5, 0, 0, 0, time.UTC) // 00:00 in New York
+	late := time.Date(2025, 12, 16, 3, 0, 0, 0, time.UTC)       // 22:00 on the 15th in New York
+	cases := []struct {
+		engine  Engine
+		f       TimeFormat
+		colType string
+		t       time.Time
+		loc     *time.Location
+		roundUp bool
+		ph      string
+		val     any
+	}{
+		{SQLite, TimeTextDate, "DATE", nyMidnight, ny, false, "?", "2025-12-15"},
+		{SQLite, TimeTextDate, "DATE", nyMidnight, ny, true, "?", "2025-12-15"},
+		{SQLite, TimeTextDate, "DATE", late, ny, true, "?", "2025-12-16"},
+		{SQLite, TimeTextDate, "DATE", late, ny, false, "?", "2025-12-15"},
+		{SQLite, TimeTextDate, "DATE", late, nil, false, "?", "2025-12-16"}, // no zone: UTC
+		{Postgres, TimeNative, "date", nyMidnight, ny, false, "$1::date", "2025-12-15"},
+		{Postgres, TimeNative, "date", late, ny, true, "$1::date", "2025-12-16"},
+		{Snowflake, TimeNative, "DATE", late, ny, false, "TO_DATE(?)", "2025-12-15"},
+		{Postgres, TimeNative, "timestamp without time zone", nyMidnight, ny, false, "$1::timestamp", nyMidnight},
+		{SQLite, TimeTextSpace, "DATETIME", nyMidnight, ny, true, "?", "2025-12-15 05:00:00"},
+	}
+	for i, c := range cases {
+		d := Dialect{Engine: c.engine}
+		a := d.NewArgs()
+		if ph := d.BindBound(a, c.f, c.colType, c.t, c.loc, c.roundUp); ph != c.ph || a.Vals[0] != c.val {
+			t.Errorf("case %d: placeholder %q value %v, want %q %v", i, ph, a.Vals[0], c.ph, c.val)
+		}
+	}
+}

@@ -226,3 +226,61 @@ func TestPostgresSessionSettingsDoNotCarryOver(t *testing.T) {
 		}
 	}
 }
+
+// A bounded sample of an unbounded PostgreSQL query must stop the statement once the bound is
+// reached: closing the cursor would otherwise read and discard every remaining row (here a
+// billion, so the old behaviour never returns under the generous hang guard). The pool must stay
+// usable afterwards.
+func TestBoundedQueryStopsPostgresStatement(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	w, err := warehouse.Connect(&config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: 30 * time.Minute, MaxSampleRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	const marker = "dw_bounded_sample_marker"
+	type result struct {
+		rows warehouse.Rows
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rows, err := w.Query(context.Background(), "SELECT generate_series(1, 1000000000) AS "+marker, nil, 2)
+		done <- result{rows, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(5 * time.Minute): // a hang guard, not a timing assertion
+		t.Fatal("Query is still reading rows past its bound")
+	}
+	if r.err != nil || len(r.rows.Rows) != 2 {
+		t.Fatalf("rows = %v, err = %v; want 2 rows", r.rows.Rows, r.err)
+	}
+	// The server backend must end too (it notices the dropped connection on its next write).
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for i := 0; ; i++ {
+		var n int
+		if err := admin.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`, marker).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("%d backends still run the sampled statement", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// An exhausted result keeps working, and the pool recovers from the dropped connection.
+	for range 3 {
+		rows, err := w.Query(context.Background(), "SELECT generate_series(1, 2)", nil, 2)
+		if err != nil || len(rows.Rows) != 2 {
+			t.Fatalf("after a cancelled sample: rows = %v, err = %v", rows.Rows, err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ type Cluster struct {
 // Start starts a cluster for one test and stops it in t.Cleanup.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := start()
+	c, err := start((*Cluster).waitReady)
 	if err != nil {
 		skipOrFail(t, err)
 	}
@@ -56,7 +57,7 @@ var (
 // from TestMain after m.Run so the cluster does not outlive the tests.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = start() })
+	sharedOnce.Do(func() { shared, sharedErr = start((*Cluster).waitReady) })
 	if sharedErr != nil {
 		skipOrFail(t, sharedErr)
 	}
@@ -118,7 +119,9 @@ func findBinDir() (string, error) {
 	return filepath.Dir(matches[0]), nil
 }
 
-func start() (*Cluster, error) {
+// start starts a cluster and waits for ready to accept it (a parameter so the failure path, which
+// must not leak a running server, can be tested).
+func start(ready func(*Cluster) error) (*Cluster, error) {
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -165,9 +168,17 @@ func start() (*Cluster, error) {
 		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, sock)
 		out, err := c.run("pg_ctl", "-D", data, "-o", opts, "-l", c.logFile, "-w", "-t", "60", "start")
 		if err == nil {
+			c.reapOnExit()
 			c.Port = port
 			c.DSN = c.dsnFor("postgres")
-			return c, c.waitReady()
+			if err := ready(c); err != nil {
+				// The server runs but never answered: stop it and remove its files, or it would
+				// outlive the test binary with nobody holding its address.
+				log, _ := os.ReadFile(c.logFile)
+				c.Stop()
+				return nil, fmt.Errorf("%w\n%s", err, log)
+			}
+			return c, nil
 		}
 		if attempt == 4 {
 			log, _ := os.ReadFile(c.logFile)
@@ -176,6 +187,25 @@ func start() (*Cluster, error) {
 		}
 	}
 	return nil, errors.New("unreachable")
+}
+
+// reapOnExit starts a small shell that stops the cluster and removes its files once this test
+// binary has exited, by whatever path: a panicking test or -timeout ends the binary without
+// running t.Cleanup or TestMain's StopShared, and the postmaster would otherwise live on. After a
+// normal Stop the directory is gone and the shell only exits. It runs in its own session (so ^C
+// on go test does not end it before the binary) with no inherited output (so go test does not wait
+// for it).
+func (c *Cluster) reapOnExit() {
+	stop := `"$3" -D "$2/data" -m fast -w stop`
+	if c.asUser {
+		stop = "runuser -u postgres -- " + stop
+	}
+	script := `while kill -0 "$1" 2>/dev/null; do sleep 1; done; if [ -d "$2/data" ]; then ` + stop + ` >/dev/null 2>&1; fi; rm -rf "$2"`
+	cmd := exec.Command("/bin/sh", "-c", script, "pgtest-reaper", strconv.Itoa(os.Getpid()), c.dir, filepath.Join(c.binDir, "pg_ctl"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err == nil {
+		go func() { _ = cmd.Wait() }()
+	}
 }
 
 func (c *Cluster) waitReady() error {

@@ -66,14 +66,24 @@ type Edge struct {
 // Source is the graph source name of a catalog file.
 func Source(name string) string { return "catalog:" + name }
 
-// Load reads and converts the file at path; the batch's source is Source of the cleaned path, so
-// "./configs/x.yaml" and "configs/x.yaml" are one source.
+// Load reads and converts the file at path; the batch's source is Source of the absolute path, so
+// "./configs/x.yaml", "configs/x.yaml" and "/srv/dw/configs/x.yaml" are one source and a re-import
+// by any of them marks what the file no longer declares stale.
 func Load(path string) (graph.Batch, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return graph.Batch{}, fmt.Errorf("catalog file: %w", err)
 	}
-	return Parse(filepath.Clean(path), raw)
+	return Parse(sourcePath(path), raw)
+}
+
+// sourcePath is the name a catalog file's claims are kept under: its absolute path, or the
+// cleaned path when the working directory cannot be read.
+func sourcePath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
 }
 
 // Parse decodes a catalog file strictly (an unknown key is an error with its line) and converts

@@ -14,8 +14,22 @@ func TestExampleCatalogDeclaresTheScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Source != "catalog:"+path {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Source != "catalog:"+abs {
 		t.Errorf("source %s", b.Source)
+	}
+	// The same file named relatively, with ./ or absolutely is one source.
+	for _, p := range []string{abs, "./" + path, filepath.Join("..", "catalogfile", path)} {
+		other, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.Source != b.Source {
+			t.Errorf("Load(%q) source %s, want %s", p, other.Source, b.Source)
+		}
 	}
 	assets := map[graph.URN]graph.Asset{}
 	for _, a := range b.Assets {
