@@ -12,6 +12,7 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 	return []mcpkit.Tool{
 		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack),
 		openIncident(env),
+		diagnoseIncident(env),
 		getIncidentHistory(env),
 		requestApproval(env),
 		getApprovalStatus(env),
