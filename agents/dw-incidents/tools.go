@@ -18,6 +18,7 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 		getApprovalStatus(env),
 		remediate(env),
 		getReceipt(env),
+		verifyIncident(env),
 		verifyReceipts(env),
 	}
 }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/diagnosis"
+	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
+	"github.com/dataworkers/dw/pkg/quality"
+	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// usageWarehouse writes a SQLite warehouse with a week of hourly usage up to today's noon; today's
+// egress_bytes is null in every other hour (the incident's data).
+func usageWarehouse(t *testing.T, today time.Time) (path string, rw *sql.DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "wh.db")
+	rw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rw.Close() })
+	if _, err := rw.Exec(`CREATE TABLE usage_hourly (usage_id TEXT NOT NULL UNIQUE, account_id INTEGER, hour TEXT NOT NULL, egress_bytes BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := rw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := today.Add(-6 * 24 * time.Hour); h.Before(today.Add(12 * time.Hour)); h = h.Add(time.Hour) {
+		for acct := 1; acct <= 2; acct++ {
+			var egress any = 1000 * acct
+			if !h.Before(today) && h.Hour()%2 == 1 {
+				egress = nil
+			}
+			if _, err := tx.Exec(`INSERT INTO usage_hourly VALUES (?, ?, ?, ?)`, fmt.Sprintf("u-%d-%s", acct, h.Format("2006010215")), acct, h.Format("2006-01-02 15:04:05"), egress); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return path, rw
+}
+
+func TestVerifyIncidentResolvesOnlyWhenTheCheckPasses(t *testing.T) {
+	ctx := context.Background()
+	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	clock := today.Add(-6*24*time.Hour + 12*time.Hour)
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Now = func() time.Time { return clock }
+	path, rw := usageWarehouse(t, today)
+	env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+
+	// History: six good days at noon, then today's run fails on egress_bytes nulls.
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := warehouse.Connect(env.Config.Warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	checker := quality.NewChecker(wh, quality.NewHistory(st), env.Now)
+	var rep *quality.Report
+	for day := 6; day >= 0; day-- {
+		clock = today.Add(time.Duration(-day)*24*time.Hour + 12*time.Hour)
+		w, err := quality.ParseWindow(quality.WindowSpec{}, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err = checker.Run(ctx, quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w, Checks: []quality.Check{quality.NullRate}}); err != nil {
+			t.Fatal(err)
+		}
+		if want := day == 0; rep.Failed != want {
+			t.Fatalf("day -%d: failed=%v, want %v: %s", day, rep.Failed, want, rep.Summary)
+		}
+	}
+	incs := incidents.New(st, env.Now)
+	opened, err := incs.Open(ctx, rep.Asset, "null_rate", "sev2", "egress_bytes 50% null today against 0% in every earlier check", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diag diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": opened.ID}, &diag); e != "" {
+		t.Fatal(e)
+	}
+	cause := diag.Cause
+	t.Logf("diagnosis: %+v", diag.Diagnosis)
+
+	// Still broken: not resolved, failed, and the timeline says what still fails.
+	clock = today.Add(12*time.Hour + 10*time.Minute)
+	var got verifyResult
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": opened.ID, "timestamp_column": "hour"}, &got); e != "" {
+		t.Fatal(e)
+	}
+	if got.Resolved || !got.Failed || got.ReceiptSeq != 0 || len(got.Checks) != 1 || got.Checks[0].Subject != "egress_bytes" || got.Checks[0].Status != "fail" {
+		t.Fatalf("broken data verified: %+v", got)
+	}
+	if got.Incident.Status == incidents.StatusResolved {
+		t.Fatalf("incident resolved while failing: %+v", got.Incident)
+	}
+	last := got.Incident.Events[len(got.Incident.Events)-1]
+	if last.Kind != "verified" || !strings.Contains(last.Detail, "egress_bytes") {
+		t.Fatalf("no verified event naming the failure: %+v", got.Incident.Events)
+	}
+
+	// Fixed: resolved, receipt written and the chain verifies.
+	if _, err := rw.Exec(`UPDATE usage_hourly SET egress_bytes = 1000 * account_id WHERE egress_bytes IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	clock = today.Add(12*time.Hour + 20*time.Minute)
+	got = verifyResult{}
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": opened.ID, "timestamp_column": "hour"}, &got); e != "" {
+		t.Fatal(e)
+	}
+	if !got.Resolved || got.Failed || got.Incident.Status != incidents.StatusResolved || got.ReceiptSeq == 0 {
+		t.Fatalf("fixed data not resolved: %+v", got)
+	}
+	t.Log(got.Receipt)
+	for _, want := range []string{cause, "## Checks before", "## Checks after", "resolved"} {
+		if !strings.Contains(got.Receipt, want) {
+			t.Errorf("receipt lacks %q:\n%s", want, got.Receipt)
+		}
+	}
+	chain, err := receiptChain(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcs, err := chain.ForIncident(ctx, opened.ID)
+	if err != nil || len(rcs) != 1 {
+		t.Fatalf("receipts %v %v", rcs, err)
+	}
+	b, err := receipts.DecodeBody(rcs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.ChecksBefore) == 0 || b.ChecksBefore[0].Status != "fail" || b.ChecksBefore[0].Value <= 0 || len(b.ChecksAfter) != 1 || b.ChecksAfter[0].Value != 0 || b.Outcome != "resolved" {
+		t.Fatalf("receipt checks: %+v", b)
+	}
+	var v receipts.Verification
+	if e := mcpkittest.Call(t, verifyReceipts(env), nil, &v); e != "" || !v.OK {
+		t.Fatalf("%s %+v", e, v)
+	}
+	// A resolved incident is not verified again.
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": opened.ID}, nil); !strings.Contains(e, "already resolved") {
+		t.Errorf("second verify: %q", e)
+	}
+}
+
+func TestVerifyIncidentErrors(t *testing.T) {
+	ctx := context.Background()
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Config.Warehouse = nil
+	incs, err := incidentStore(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(asset, mode string) int64 {
+		o, err := incs.Open(ctx, asset, mode, "sev2", "s", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.ID
+	}
+	for _, tc := range []struct {
+		name, asset, mode, want string
+		wh                      *config.Warehouse
+	}{
+		{"no warehouse", "warehouse:sqlite/main.t1", "null_rate", "warehouse.dsn", nil},
+		{"custom", "warehouse:sqlite/main.t2", "custom", "run_quality_check", nil},
+		{"not a table", "kafka:topic/api-usage", "volume", "not a warehouse table URN", &config.Warehouse{Engine: "sqlite", DSN: "x"}},
+		{"other engine", "warehouse:snowflake/A.B.C", "volume", "warehouse.engine is sqlite", &config.Warehouse{Engine: "sqlite", DSN: "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env.Config.Warehouse = tc.wh
+			e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": open(tc.asset, tc.mode)}, nil)
+			if !strings.Contains(e, tc.want) {
+				t.Errorf("got %q, want it to mention %q", e, tc.want)
+			}
+		})
+	}
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": 999}, nil); e == "" {
+		t.Error("unknown incident accepted")
+	}
+}
+
+// The receipt's evidence is the stored diagnosis's top candidate, read from the shape diagnose_incident stores.
+func TestReceiptBodyTakesTheTopCandidatesEvidence(t *testing.T) {
+	ctx := context.Background()
+	env := mcpkittest.Env(t, "dw-incidents")
+	incs, err := incidentStore(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := incs.Open(ctx, "warehouse:sqlite/main.usage_hourly", "null_rate", "sev1", "egress_bytes 18% null", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(struct {
+		Result diagnosis.Result `json:"result"`
+	}{diagnosis.Result{Candidates: []diagnosis.Candidate{
+		{Cause: "v12 removed response_bytes", Kind: "schema_change", Source: "schema:api-usage-value", Evidence: []string{"v12 first seen 22:41", "usage-hourly-rollup pinned to v11"}},
+		{Cause: "connector task failed", Kind: "component_failure", Source: "connector:x", Evidence: []string{"task 0 FAILED"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := incs.RecordDiagnosis(ctx, o.ID, string(raw), "v12 removed response_bytes", "test"); err != nil {
+		t.Fatal(err)
+	}
+	inc, err := incs.Get(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := receiptBody(ctx, env, incs, inc, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Cause != "v12 removed response_bytes" || len(b.Evidence) != 2 || b.Evidence[0].Source != "schema:api-usage-value" || b.Evidence[1].Detail != "usage-hourly-rollup pinned to v11" {
+		t.Fatalf("%+v", b)
+	}
+	// A diagnosis that is not JSON contributes no evidence instead of failing the receipt.
+	if err := incs.RecordDiagnosis(ctx, o.ID, "not json", "c", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = receiptBody(ctx, env, incs, inc, nil, nil); err != nil || len(b.Evidence) != 0 {
+		t.Fatalf("%v %+v", err, b)
+	}
+}
