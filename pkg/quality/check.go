@@ -302,10 +302,10 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 	}
 	// Each row: hour_bucket, count(*), count(col) per scanned column, max(ts).
 	for _, r := range rows.Rows {
-		n := anyInt(r[1])
+		n := warehouse.Int(r[1])
 		prof.rows += n
 		for i := range p.scanCols {
-			prof.nonNull[i] += anyInt(r[2+i])
+			prof.nonNull[i] += warehouse.Int(r[2+i])
 		}
 		if v := r[2+len(p.scanCols)]; v != nil {
 			t, ok := warehouse.ParseTime(v)
@@ -546,26 +546,6 @@ func (c *Checker) summarise(rep *Report) {
 
 // ErrNoTimestamp is returned when a check needs a window and no timestamp column was named or found.
 var ErrNoTimestamp = errors.New("timestamp column needed")
-
-func anyInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	case float64:
-		return int64(x)
-	case string:
-		var f float64
-		fmt.Sscan(x, &f)
-		return int64(f)
-	case []byte:
-		return anyInt(string(x))
-	}
-	return 0
-}
 
 func ptr[T any](v T) *T { return &v }
 

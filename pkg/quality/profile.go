@@ -147,7 +147,7 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		return nil, fmt.Errorf("profile %s: %w", p.Table, err)
 	}
 	r := rows.Rows[0]
-	p.Rows = anyInt(r[0])
+	p.Rows = warehouse.Int(r[0])
 	i := 1
 	for ci, col := range cols {
 		cp := ColumnProfile{Name: col.Name, Type: col.Type, Nullable: col.Nullable}
@@ -156,9 +156,9 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 			i++
 			switch k {
 			case "count":
-				cp.Nulls = p.Rows - anyInt(v)
+				cp.Nulls = p.Rows - warehouse.Int(v)
 			case "distinct":
-				n := anyInt(v)
+				n := warehouse.Int(v)
 				cp.Distinct = &n
 			case "min":
 				cp.Min = v

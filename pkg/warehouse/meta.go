@@ -251,8 +251,8 @@ func (w *DB) sqliteDescribe(ctx context.Context, ti *TableInfo) error {
 	}
 	var pks []pkcol
 	for i, r := range cols.Rows {
-		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: num(r[2]) == 0, Position: i + 1})
-		if p := num(r[3]); p > 0 {
+		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: Int(r[2]) == 0, Position: i + 1})
+		if p := Int(r[3]); p > 0 {
 			pks = append(pks, pkcol{str(r[0]), p})
 		}
 	}
@@ -287,9 +287,9 @@ func (w *DB) sqliteDescribe(ctx context.Context, ti *TableInfo) error {
 		if expr || len(names) == 0 {
 			continue
 		}
-		if num(r[2]) == 0 {
+		if Int(r[2]) == 0 {
 			ti.IndexedColumns = appendUnique(ti.IndexedColumns, names[0])
-			if num(r[1]) == 1 {
+			if Int(r[1]) == 1 {
 				ti.UniqueKeys = append(ti.UniqueKeys, names)
 			}
 		}
@@ -324,7 +324,7 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 	var out []Table
 	for _, r := range rows.Rows {
 		t := Table{Database: str(r[0]), Schema: str(r[1]), Name: str(r[2]), Kind: pgKinds[str(r[3])]}
-		if n := num(r[4]); n >= 0 && t.Kind != "view" {
+		if n := Int(r[4]); n >= 0 && t.Kind != "view" {
 			t.RowCount = &n
 		}
 		out = append(out, t)
@@ -343,7 +343,7 @@ FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.a
 		return err
 	}
 	for _, r := range cols.Rows {
-		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: r[2] == true, Position: int(num(r[3]))})
+		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: r[2] == true, Position: int(Int(r[3]))})
 	}
 	// Keys: valid, non-partial, non-expression unique indexes (constraints are enforced through them).
 	idx, err := w.QueryAll(ctx, `SELECT i.indisunique, i.indisprimary, (i.indpred IS NULL AND i.indexprs IS NULL),
@@ -425,7 +425,7 @@ func (w *DB) sfTables(ctx context.Context, database, schema, name string) ([]Tab
 			t.Kind = "table"
 		}
 		if r[4] != nil {
-			n := num(r[4])
+			n := Int(r[4])
 			t.RowCount, t.RowCountExact = &n, true
 		}
 		out = append(out, t)
@@ -445,7 +445,7 @@ func (w *DB) sfDescribe(ctx context.Context, ti *TableInfo) error {
 		return err
 	}
 	for _, r := range cols.Rows {
-		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: strings.EqualFold(str(r[2]), "YES"), Position: int(num(r[3]))})
+		ti.Columns = append(ti.Columns, Column{Name: str(r[0]), Type: str(r[1]), Nullable: strings.EqualFold(str(r[2]), "YES"), Position: int(Int(r[3]))})
 	}
 	if len(ti.Columns) == 0 {
 		return errors.New("no columns visible: the role may lack privileges on the table")
@@ -467,8 +467,8 @@ func str(v any) string {
 	return fmt.Sprint(v)
 }
 
-// num reads an integer the way drivers return them (int64, float64, or text for Snowflake NUMBER).
-func num(v any) int64 {
+// Int reads an integer the way drivers return them (int64, float64, or text for Snowflake NUMBER).
+func Int(v any) int64 {
 	switch x := v.(type) {
 	case int64:
 		return x
