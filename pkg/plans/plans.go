@@ -1,0 +1,127 @@
+// Package plans stores remediation plans: the ordered proposals for one incident, each saying what
+// would change, who executes it, whether and how it can be undone and what it touches downstream, and
+// the checks that must pass before the incident counts as fixed. Generating a plan and executing it
+// are other packages' concerns; this one is the record both sides read.
+package plans
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// Who executes a proposal.
+const (
+	ExecutorDataWorkers = "data_workers"
+	ExecutorOwner       = "owner"
+)
+
+// Proposal is one step of a plan. Class, Target, Title and Payload are exactly what request_approval
+// routes; the approval binds to the payload's SHA-256.
+type Proposal struct {
+	Order   int            `json:"order"`
+	Class   string         `json:"class"`
+	Target  string         `json:"target"`
+	Title   string         `json:"title"`
+	Payload map[string]any `json:"payload"`
+	// Executor is data_workers or owner (owner-only classes are never executed by Data Workers).
+	Executor   string `json:"executor"`
+	Reversible bool   `json:"reversible"`
+	Undo       string `json:"undo"`
+	// Why ties the step to the diagnosis or the blast radius.
+	Why string `json:"why"`
+	// BlastRadius lists the downstream assets the step protects or changes.
+	BlastRadius []string `json:"blast_radius"`
+	// Origin is generated (mechanical, from the diagnosis and the graph) or client (authored by the caller).
+	Origin string `json:"origin"`
+	// Validation says how the payload was checked (parsed SQL, applied diff, compatible schema).
+	Validation string `json:"validation"`
+}
+
+// Check is a quality check verify_incident re-runs before resolving the incident.
+type Check struct {
+	// Asset is the warehouse URN of the table.
+	Asset string `json:"asset"`
+	// Check is null_rate, volume, freshness, uniqueness or custom.
+	Check   string   `json:"check"`
+	Columns []string `json:"columns,omitempty"`
+	// KeyColumns is the key a uniqueness check tests.
+	KeyColumns []string `json:"key_columns,omitempty"`
+	// Window is today, yesterday or a duration such as 6h (quality.WindowSpec).
+	Window string `json:"window,omitempty"`
+	Why    string `json:"why"`
+}
+
+// Plan is the ordered proposals and checks for one incident.
+type Plan struct {
+	ID         int64      `json:"id"`
+	IncidentID int64      `json:"incident_id"`
+	CreatedAt  time.Time  `json:"created_at"`
+	CreatedBy  string     `json:"created_by"`
+	Proposals  []Proposal `json:"proposals"`
+	Checks     []Check    `json:"checks"`
+	// Notes are what the generator could not do and why (a backend not configured, no statement SQL…).
+	Notes []string `json:"notes"`
+}
+
+// ErrNoPlan is returned when an incident has no stored plan.
+var ErrNoPlan = errors.New("no remediation plan")
+
+// Save stores p as the incident's latest plan and returns it with its ID and creation time.
+func Save(ctx context.Context, st *store.Store, p Plan, now time.Time) (Plan, error) {
+	p.CreatedAt = now.UTC().Truncate(time.Second)
+	p.ID = 0
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return Plan{}, fmt.Errorf("encode plan: %w", err)
+	}
+	err = st.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO remediation_plans (incident_id, created_at, created_by, plan) VALUES (?, ?, ?, ?)`,
+			p.IncidentID, store.Timestamp(p.CreatedAt), p.CreatedBy, string(raw))
+		if err != nil {
+			return err
+		}
+		p.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return Plan{}, fmt.Errorf("store the plan of incident #%d: %w", p.IncidentID, err)
+	}
+	return p, nil
+}
+
+// Latest returns the incident's most recent plan, or ErrNoPlan.
+func Latest(ctx context.Context, st *store.Store, incidentID int64) (Plan, error) {
+	return one(ctx, st, `incident_id = ? ORDER BY id DESC LIMIT 1`, incidentID)
+}
+
+// Get returns one plan by ID, or ErrNoPlan.
+func Get(ctx context.Context, st *store.Store, id int64) (Plan, error) {
+	return one(ctx, st, `id = ?`, id)
+}
+
+func one(ctx context.Context, st *store.Store, where string, arg int64) (Plan, error) {
+	var id, incident int64
+	var at, raw string
+	err := st.DB.QueryRowContext(ctx, `SELECT id, incident_id, created_at, plan FROM remediation_plans WHERE `+where, arg).Scan(&id, &incident, &at, &raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Plan{}, ErrNoPlan
+	}
+	if err != nil {
+		return Plan{}, fmt.Errorf("read remediation plan: %w", err)
+	}
+	var p Plan
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return Plan{}, fmt.Errorf("remediation plan #%d is not valid JSON: %w", id, err)
+	}
+	p.ID, p.IncidentID = id, incident
+	if p.CreatedAt, err = store.ParseTimestamp(at); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
