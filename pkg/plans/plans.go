@@ -54,7 +54,11 @@ type Check struct {
 	KeyColumns []string `json:"key_columns,omitempty"`
 	// Window is today, yesterday or a duration such as 6h (quality.WindowSpec).
 	Window string `json:"window,omitempty"`
-	Why    string `json:"why"`
+	// Supersedes names the incident asset this check stands in for when the plan moves the data to a
+	// new asset (a corrected statement writing a -v2 sink): the old asset keeps its bad rows, so the
+	// incident is judged on where the data now lands.
+	Supersedes string `json:"supersedes,omitempty"`
+	Why        string `json:"why"`
 }
 
 // Plan is the ordered proposals and checks for one incident.
