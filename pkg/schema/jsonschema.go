@@ -131,7 +131,7 @@ func validateJSONSchema(v any, at string) error {
 		return nil
 	case map[string]any:
 		if ty, ok := t["type"]; ok {
-			names, ok := jsonTypeList(ty)
+			names, ok := JSONTypeList(ty)
 			if !ok {
 				return fmt.Errorf("%s/type must be a type name or a list of type names", at)
 			}
@@ -207,8 +207,9 @@ func jsonKind(v any) string {
 	return "an object"
 }
 
-// jsonTypeList reads "type" as a list of names.
-func jsonTypeList(v any) ([]string, bool) {
+// JSONTypeList reads a JSON Schema "type" keyword (a name or a list of names) as a list; false when it
+// is neither. Parse has already refused schemas whose list holds anything but names.
+func JSONTypeList(v any) ([]string, bool) {
 	switch t := v.(type) {
 	case string:
 		return []string{t}, true
@@ -329,7 +330,7 @@ func JSONTypeName(v any) (string, bool) {
 	var names []string
 	nullable := false
 	if t, ok := m["type"]; ok {
-		l, _ := jsonTypeList(t)
+		l, _ := JSONTypeList(t)
 		for _, n := range l {
 			if n == "null" {
 				nullable = true

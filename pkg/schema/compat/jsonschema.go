@@ -206,7 +206,7 @@ func kind(v any) string {
 			return "combined"
 		}
 		if ty, ok := t["type"]; ok {
-			l, _ := schemaTypes(ty)
+			l, _ := schema.JSONTypeList(ty)
 			if len(l) > 1 {
 				return "combined"
 			}
@@ -251,22 +251,6 @@ func kind(v any) string {
 	return "empty"
 }
 
-func schemaTypes(v any) ([]string, bool) {
-	switch t := v.(type) {
-	case string:
-		return []string{t}, true
-	case []any:
-		var out []string
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out, true
-	}
-	return nil, false
-}
-
 // combined returns the criterion and subschemas of a combined node; a list of types becomes an
 // anyOf of one node per type, as everit loads it.
 func combined(v any) (string, []any) {
@@ -276,7 +260,7 @@ func combined(v any) (string, []any) {
 			return k, l
 		}
 	}
-	l, _ := schemaTypes(m["type"])
+	l, _ := schema.JSONTypeList(m["type"])
 	var subs []any
 	for _, t := range l {
 		n := map[string]any{}
@@ -434,7 +418,7 @@ func jsonEqual(a, b any) bool {
 }
 
 func isInteger(m map[string]any) bool {
-	l, _ := schemaTypes(m["type"])
+	l, _ := schema.JSONTypeList(m["type"])
 	return slices.Contains(l, "integer")
 }
 
