@@ -3,15 +3,22 @@ package main
 import (
 	"context"
 	"database/sql"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
+	"github.com/dataworkers/dw/pkg/connect/connecttest"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/lineage/scenario"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
@@ -28,6 +35,12 @@ var usageHourly = graph.WarehouseURN("snowflake", "ANALYTICS", "USAGE", "USAGE_H
 // the egress_bytes null-rate history (0 in every run until 0.18 failing at 15:05), and the
 // incident a failed check opens.
 func story(t *testing.T, v12 string) (*mcpkit.Env, *store.Store, int64) {
+	t.Helper()
+	return storyOf(t, v12, "null_rate", "null_rate", "egress_bytes")
+}
+
+// storyOf is story with another failing check: its failure mode, metric and subject column.
+func storyOf(t *testing.T, v12, mode, metric, column string) (*mcpkit.Env, *store.Store, int64) {
 	t.Helper()
 	ctx := context.Background()
 	env := mcpkittest.Env(t, "dw-incidents")
@@ -52,22 +65,33 @@ func story(t *testing.T, v12 string) (*mcpkit.Env, *store.Store, int64) {
 		t.Fatal(err)
 	}
 	// The check history as pkg/quality records it (migration 0003): one run per hour, one point each.
-	points := []struct {
-		hour   int
-		value  float64
-		status string
-	}{{11, 0, "pass"}, {12, 0, "pass"}, {13, 0, "pass"}, {14, 0, "pass"}, {15, 0.18, "fail"}}
-	err = st.Write(ctx, func(tx *sql.Tx) error {
+	points := []point{{11, 0, "pass"}, {12, 0, "pass"}, {13, 0, "pass"}, {14, 0, "pass"}, {15, 0.18, "fail"}}
+	id := history(t, st, env, usageHourly, mode, metric, column, points)
+	return env, st, id
+}
+
+type point struct {
+	hour   int
+	value  float64
+	status string
+}
+
+// history records the check history as pkg/quality does (migration 0003: one run per hour, one
+// point each) and opens the incident the failure opens.
+func history(t *testing.T, st *store.Store, env *mcpkit.Env, asset graph.URN, mode, metric, column string, points []point) int64 {
+	t.Helper()
+	ctx := context.Background()
+	err := st.Write(ctx, func(tx *sql.Tx) error {
 		for _, p := range points {
 			at := store.Timestamp(time.Date(2026, 8, 14, p.hour, 5, 0, 0, time.UTC))
 			res, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_label, status, summary)
-VALUES (?, 'usage_hourly', ?, ?, 'last hour', ?, '')`, string(usageHourly), at, at, p.status)
+VALUES (?, 'm', ?, ?, 'last hour', ?, '')`, string(asset), at, at, p.status)
 			if err != nil {
 				return err
 			}
 			run, _ := res.LastInsertId()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status)
-VALUES (?, ?, 'null_rate', 'egress_bytes', ?, ?, ?)`, run, string(usageHourly), at, p.value, p.status); err != nil {
+VALUES (?, ?, ?, ?, ?, ?, ?)`, run, string(asset), metric, column, at, p.value, p.status); err != nil {
 				return err
 			}
 		}
@@ -76,11 +100,11 @@ VALUES (?, ?, 'null_rate', 'egress_bytes', ?, ?, ?)`, run, string(usageHourly), 
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := incidents.New(st, env.Now).Open(ctx, string(usageHourly), "null_rate", "sev2", "egress_bytes 18% null against 0% in every earlier check", "dw-quality")
+	o, err := incidents.New(st, env.Now).Open(ctx, string(asset), mode, "sev2", column+" failed its "+metric+" check", "dw-quality")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env, st, o.ID
+	return o.ID
 }
 
 // scenarioSchema is the story's api-usage-value schema text at version v.
@@ -121,11 +145,11 @@ func TestDiagnoseNamesV12RemovalAndTheStatementPinnedToV11(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"timing", "lineage", "reader", "mode"} {
-		if !contains(top.Supports, k) {
+		if !slices.Contains(top.Supports, k) {
 			t.Errorf("supports %v: want %s", top.Supports, k)
 		}
 	}
-	if contains(top.Supports, "data") || top.Score != 4 {
+	if slices.Contains(top.Supports, "data") || top.Score != 4 {
 		t.Errorf("nothing measured the data, yet supports=%v score=%d", top.Supports, top.Score)
 	}
 	if !strings.Contains(strings.Join(out.Diagnosis.Unchecked, "\n"), "confluent_cloud not configured") {
@@ -141,6 +165,132 @@ func TestDiagnoseNamesV12RemovalAndTheStatementPinnedToV11(t *testing.T) {
 	stored, err := incidents.New(st, env.Now).Diagnosis(context.Background(), id)
 	if err != nil || !strings.Contains(stored, "usage-hourly-rollup") {
 		t.Errorf("stored diagnosis %q, %v", stored, err)
+	}
+	// The blast radius of egress_bytes reaches billing and the Stripe push, so the incident is sev1.
+	reached := map[graph.URN]bool{}
+	for _, im := range append(out.Impact.BlastRadius.FieldLevel, out.Impact.BlastRadius.TableLevel...) {
+		reached[im.URN] = true
+	}
+	for _, u := range []graph.URN{"dbt:model.billing.fct_billable_egress", "bi:sigma/revenue-today", "job:airflow/sync_metered_usage_to_stripe", "sink:stripe"} {
+		if !reached[u] {
+			t.Errorf("blast radius misses %s", u)
+		}
+	}
+	if out.Severity != "sev1" || inc.Severity != "sev1" || out.Impact.Rule == "" || !strings.Contains(out.Impact.Why, "sink:stripe") {
+		t.Errorf("severity %s (incident %s): %q", out.Severity, inc.Severity, out.Impact.Why)
+	}
+	if len(out.Impact.SinkJobs) != 1 || out.Impact.SinkJobs[0].NextRun == nil || out.Impact.SinkJobs[0].NextRun.Hour() != 23 ||
+		!strings.Contains(out.Next, "hold job:airflow/sync_metered_usage_to_stripe") {
+		t.Errorf("sink jobs %+v, next %q", out.Impact.SinkJobs, out.Next)
+	}
+}
+
+// TestDiagnoseWithLiveBackendsMeasuresTheData: the story with Confluent Cloud, Kafka and the
+// registry configured (loopback peers): nothing is left unchecked and the sample adds the data.
+func TestDiagnoseWithLiveBackendsMeasuresTheData(t *testing.T) {
+	env, _, id := story(t, scenarioSchema(t, 12))
+	cc := confluenttest.New(t,
+		[]confluenttest.Statement{{Name: "usage-hourly-rollup", Phase: "RUNNING", CreatedAt: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}},
+		[]confluenttest.Tableflow{{Topic: "usage-hourly", Phase: "RUNNING"}})
+	kfx := kafkatest.Start(t, "api-usage")
+	kfx.SeedUsageSchemas()
+	kfx.Produce(t, "api-usage", kafkatest.ScenarioDay(time.Date(2026, 8, 14, 0, 0, 0, 0, time.UTC), 200))
+	env.Config.ConfluentCloud, env.Config.Kafka, env.Config.SchemaRegistry = cc.Config(), kfx.Kafka, kfx.SchemaRegistry
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, &out); e != "" {
+		t.Fatal(e)
+	}
+	top := out.Diagnosis.Candidates[0]
+	if top.Source != "schema:api-usage-value v12" || top.Score != 5 || len(out.Diagnosis.Unchecked) != 0 {
+		t.Fatalf("top %+v, unchecked %v", top, out.Diagnosis.Unchecked)
+	}
+	if len(out.Evidence.Live) != 2 || len(out.Evidence.Samples) != 1 || out.Evidence.Samples[0].FieldNullRates["response_bytes"] <= 0 {
+		t.Errorf("live %+v, samples %+v", out.Evidence.Live, out.Evidence.Samples)
+	}
+}
+
+func TestDiagnoseAStoppedStatementAsTheCauseOfStaleness(t *testing.T) {
+	env, _, id := storyOf(t, "", "freshness", "freshness_lag_seconds", "HOUR")
+	cc := confluenttest.New(t,
+		[]confluenttest.Statement{{Name: "usage-hourly-rollup", Phase: "STOPPED", CreatedAt: time.Date(2026, 8, 14, 14, 20, 0, 0, time.UTC)}}, nil)
+	env.Config.ConfluentCloud = cc.Config()
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, &out); e != "" {
+		t.Fatal(e)
+	}
+	top := out.Diagnosis.Candidates[0]
+	if top.Kind != "component_failure" || top.Cause != "statement flink:statement/usage-hourly-rollup is STOPPED" || !slices.Contains(top.Supports, "timing") {
+		t.Fatalf("top: %+v", out.Diagnosis.Candidates)
+	}
+	// Tableflow is on the path too; the fake has no such topic: its 404 is unchecked, not a failure.
+	if !strings.Contains(strings.Join(out.Diagnosis.Unchecked, "\n"), "Tableflow status of tableflow:usage-hourly") {
+		t.Errorf("unchecked: %v", out.Diagnosis.Unchecked)
+	}
+}
+
+// connectorStory: topic orders → sink connector orders-snowflake-sink → RAW.SALES.ORDERS, whose
+// freshness check fails at 15:05.
+func connectorStory(t *testing.T) (*mcpkit.Env, int64) {
+	t.Helper()
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Now = func() time.Time { return time.Date(2026, 8, 14, 15, 30, 0, 0, time.UTC) }
+	st, err := env.Store.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := graph.WarehouseURN("snowflake", "RAW", "SALES", "ORDERS")
+	conn := graph.URN("connect:connector/orders-snowflake-sink")
+	_, err = graph.New(st, env.Now).Import(context.Background(), graph.Batch{Source: "test:connector-story", Assets: []graph.Asset{
+		{URN: graph.TopicURN("orders"), Kind: graph.KindKafkaTopic}, {URN: conn, Kind: graph.KindConnector},
+		{URN: orders, Kind: graph.KindWarehouseTable}}, Edges: []graph.Edge{
+		{From: graph.TopicURN("orders").Field(""), To: conn.Field(""), Kind: graph.EdgeReads},
+		{From: conn.Field(""), To: orders.Field(""), Kind: graph.EdgeWrites}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, history(t, st, env, orders, "freshness", "freshness_lag_seconds", "LOADED_AT",
+		[]point{{13, 60, "pass"}, {14, 120, "pass"}, {15, 7200, "fail"}})
+}
+
+func TestDiagnoseAFailedConnectorTaskAsTheCause(t *testing.T) {
+	env, id := connectorStory(t)
+	srv := connecttest.New(t, connecttest.Connector{Name: "orders-snowflake-sink", Type: "sink", State: "RUNNING",
+		Tasks: []connecttest.Task{{State: "FAILED", WorkerID: "w1:8083",
+			Trace: "org.apache.kafka.connect.errors.ConnectException: Exiting WorkerSinkTask due to unrecoverable exception.\n\tat x\nCaused by: net.snowflake.client.jdbc.SnowflakeSQLException: JWT token is invalid."}}})
+	env.Config.Connect = &config.Connect{URL: srv.URL}
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, &out); e != "" {
+		t.Fatal(e)
+	}
+	top := out.Diagnosis.Candidates[0]
+	if top.Kind != "component_failure" || !strings.Contains(top.Cause, "orders-snowflake-sink is FAILED") ||
+		!strings.Contains(strings.Join(top.Evidence, " "), "task 0 FAILED: org.apache.kafka.connect.errors.ConnectException") {
+		t.Fatalf("top: %+v", out.Diagnosis.Candidates)
+	}
+	if out.Severity != "sev3" || out.Impact.BlastRadius.Total != 0 {
+		t.Errorf("nothing reads the table: severity %s, %q", out.Severity, out.Impact.Why)
+	}
+}
+
+func TestDiagnoseNamesABackendAnswering500AsUnchecked(t *testing.T) {
+	env, id := connectorStory(t)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error_code":500,"message":"Request timed out"}`))
+	}))
+	t.Cleanup(down.Close)
+	env.Config.Connect = &config.Connect{URL: down.URL}
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, &out); e != "" {
+		t.Fatalf("a backend down must not fail the diagnosis: %s", e)
+	}
+	un := strings.Join(out.Diagnosis.Unchecked, "\n")
+	if !strings.Contains(un, "connector and task state of connect:connector/orders-snowflake-sink") || !strings.Contains(un, "500") {
+		t.Errorf("unchecked: %s", un)
+	}
+	if out.Diagnosis.Candidates[0].Kind != "none_upstream" {
+		t.Errorf("%+v", out.Diagnosis.Candidates)
 	}
 }
 
@@ -189,7 +339,7 @@ func TestDiagnoseUpstreamTypeChange(t *testing.T) {
 		t.Fatal(e)
 	}
 	top := out.Diagnosis.Candidates[0]
-	if top.Kind != "schema_change" || !strings.Contains(top.Cause, "type_changed response_bytes") || !contains(top.Supports, "reader") || !contains(top.Supports, "mode") {
+	if top.Kind != "schema_change" || !strings.Contains(top.Cause, "type_changed response_bytes") || !slices.Contains(top.Supports, "reader") || !slices.Contains(top.Supports, "mode") {
 		t.Fatalf("top candidate: %+v", top)
 	}
 }

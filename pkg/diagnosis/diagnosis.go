@@ -1,7 +1,10 @@
-// Package diagnosis ranks the candidate causes of an incident from observed evidence, by a stated
-// rule, never by constant confidences. The gathering (lineage, schema versions, statements,
-// connectors, Tableflow, topic samples, check history) happens elsewhere; this package only judges
-// what was observed, and says what could not be checked.
+// Package diagnosis diagnoses an incident from observed evidence. A Gatherer (gather.go, live.go)
+// collects it: the check history, the failing column's upstream lineage, the recorded schema
+// versions and their diffs, and the live state of what lies on that path (connector tasks, Flink
+// statements, Tableflow, a bounded sample of the topic) through readers the caller builds — a
+// backend that is not configured or errors is named in Unchecked, never guessed. Rank judges what
+// was observed, by a stated rule, never by constant confidences; impact.go adds the blast radius
+// and the severity it implies (SeverityRule).
 //
 // The rule: every candidate is scored by how many independent kinds of evidence support it —
 //
@@ -91,7 +94,7 @@ type ComponentState struct {
 	// State is the backend's word: FAILED, STOPPED, DEGRADED, PAUSED, RUNNING, SUSPENDED…
 	State    string    `json:"state"`
 	Detail   string    `json:"detail,omitempty"`
-	Since    time.Time `json:"since,omitempty"`
+	Since    time.Time `json:"since,omitzero" jsonschema:"When it entered this state, when the backend says"`
 	Distance int       `json:"distance"`
 }
 

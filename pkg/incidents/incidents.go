@@ -194,15 +194,77 @@ func (s *Store) Diagnosis(ctx context.Context, id int64) (string, error) {
 	return d, err
 }
 
-// SetDomainAndSeverity records what the blast radius decided.
-func (s *Store) SetDomainAndSeverity(ctx context.Context, id int64, domain, severity, actor, why string) error {
+// Timeline kinds of severity changes: a rule's (the blast radius) and a person's.
+const (
+	EventSeverity       = "severity"
+	EventPersonSeverity = "severity_set"
+)
+
+// ValidSeverity reports whether sev is sev1 (worst) … sev4.
+func ValidSeverity(sev string) bool {
+	return sev == "sev1" || sev == "sev2" || sev == "sev3" || sev == "sev4"
+}
+
+// SetSeverity records a person's severity: it is applied as given, and no rule lowers it later.
+func (s *Store) SetSeverity(ctx context.Context, id int64, severity, person, why string) error {
+	if !ValidSeverity(severity) {
+		return fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", severity)
+	}
+	if strings.TrimSpace(person) == "" {
+		return errors.New("a person's severity needs their name")
+	}
+	if _, err := s.Get(ctx, id); err != nil {
+		return err
+	}
 	now := s.now().UTC()
 	return s.st.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET domain = ?, severity = ?, updated_at = ? WHERE id = ?`, domain, severity, store.Timestamp(now), id); err != nil {
-			return err
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET severity = ?, updated_at = ? WHERE id = ?`, severity, store.Timestamp(now), id); err != nil {
+			return fmt.Errorf("set incident %d severity: %w", id, err)
 		}
-		return AddEventTx(ctx, tx, id, now, "severity", actor, severity+": "+why)
+		return AddEventTx(ctx, tx, id, now, EventPersonSeverity, person, severity+": "+why)
 	})
+}
+
+// PersonSeverity is the latest severity a person set on the incident ("" when none), from its timeline.
+func PersonSeverity(inc Incident) (severity, person string) {
+	for _, e := range inc.Events {
+		if e.Kind != EventPersonSeverity {
+			continue
+		}
+		if sev, _, ok := strings.Cut(e.Detail, ":"); ok && ValidSeverity(sev) {
+			severity, person = sev, e.Actor
+		}
+	}
+	return severity, person
+}
+
+// SetDomainAndSeverity records what a rule (the blast radius) decided, and returns the severity
+// the incident then has: the rule's, except that a worse severity a person set is kept (sev1 is
+// worst). Nothing is written when neither the domain nor the severity changes.
+func (s *Store) SetDomainAndSeverity(ctx context.Context, id int64, domain, severity, actor, why string) (string, error) {
+	if !ValidSeverity(severity) {
+		return "", fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", severity)
+	}
+	cur, err := s.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	applied := severity
+	if sev, person := PersonSeverity(cur); sev != "" && sev < severity {
+		applied = sev
+		why += fmt.Sprintf(" (the rule gives %s; %s set by %s is kept)", severity, sev, person)
+	}
+	if applied == cur.Severity && domain == cur.Domain {
+		return applied, nil
+	}
+	now := s.now().UTC()
+	err = s.st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET domain = ?, severity = ?, updated_at = ? WHERE id = ?`, domain, applied, store.Timestamp(now), id); err != nil {
+			return fmt.Errorf("set incident %d severity: %w", id, err)
+		}
+		return AddEventTx(ctx, tx, id, now, EventSeverity, actor, fmt.Sprintf("%s → %s: %s", cur.Severity, applied, why))
+	})
+	return applied, err
 }
 
 // Get returns one incident with its timeline.

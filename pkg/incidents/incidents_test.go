@@ -105,3 +105,67 @@ func TestStatusLifecycleAndHistory(t *testing.T) {
 		t.Fatalf("closed: %+v", closed)
 	}
 }
+
+func TestTheRuleSetsSeverityButNeverLowersAPersons(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	o, err := s.Open(ctx, usage, "null_rate", "sev2", "egress_bytes 18% null", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rule may lower the opening default: no person set it.
+	if sev, err := s.SetDomainAndSeverity(ctx, o.ID, "billing", "sev3", "dw-incidents", "nothing downstream"); err != nil || sev != "sev3" {
+		t.Fatalf("%s %v", sev, err)
+	}
+	inc, _ := s.Get(ctx, o.ID)
+	if inc.Severity != "sev3" || inc.Domain != "billing" || inc.Events[len(inc.Events)-1].Detail != "sev2 → sev3: nothing downstream" {
+		t.Fatalf("%+v", inc)
+	}
+	// An unchanged decision writes nothing.
+	if _, err := s.SetDomainAndSeverity(ctx, o.ID, "billing", "sev3", "dw-incidents", "again"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Get(ctx, o.ID); len(again.Events) != len(inc.Events) {
+		t.Errorf("an unchanged severity added an event: %+v", again.Events)
+	}
+	if err := s.SetSeverity(ctx, o.ID, "sev1", "alice@example.com", "finance escalated"); err != nil {
+		t.Fatal(err)
+	}
+	if sev, who := PersonSeverity(mustGet(t, s, o.ID)); sev != "sev1" || who != "alice@example.com" {
+		t.Errorf("person severity %s by %s", sev, who)
+	}
+	sev, err := s.SetDomainAndSeverity(ctx, o.ID, "billing", "sev2", "dw-incidents", "downstream models")
+	if err != nil || sev != "sev1" || mustGet(t, s, o.ID).Severity != "sev1" {
+		t.Fatalf("a person's sev1 was lowered to %s (%v)", sev, err)
+	}
+	// A person's lower severity does not stop the rule raising it.
+	if err := s.SetSeverity(ctx, o.ID, "sev4", "bob@example.com", "looks harmless"); err != nil {
+		t.Fatal(err)
+	}
+	if sev, _ := s.SetDomainAndSeverity(ctx, o.ID, "billing", "sev1", "dw-incidents", "sink:stripe"); sev != "sev1" {
+		t.Errorf("rule could not raise above a person's sev4: %s", sev)
+	}
+	for _, bad := range []string{"", "SEV1", "sev5", "critical"} {
+		if err := s.SetSeverity(ctx, o.ID, bad, "alice", "x"); err == nil {
+			t.Errorf("severity %q accepted", bad)
+		}
+		if _, err := s.SetDomainAndSeverity(ctx, o.ID, "", bad, "dw-incidents", "x"); err == nil {
+			t.Errorf("rule severity %q accepted", bad)
+		}
+	}
+	if err := s.SetSeverity(ctx, o.ID, "sev1", " ", "x"); err == nil {
+		t.Error("a person's severity without a name was accepted")
+	}
+	if err := s.SetSeverity(ctx, 999, "sev1", "alice", "x"); err == nil {
+		t.Error("unknown incident accepted")
+	}
+}
+
+func mustGet(t *testing.T, s *Store, id int64) Incident {
+	t.Helper()
+	inc, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inc
+}

@@ -1,0 +1,447 @@
+package diagnosis
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/lineage/flinksql"
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// DefaultBackendTimeout bounds all the reads of one live backend in one diagnosis.
+const DefaultBackendTimeout = 20 * time.Second
+
+// Gatherer collects what Rank judges: the check history, the failing column's upstream lineage,
+// the recorded schema versions, the live states on that path (through Live; nil readers are
+// backends that are not configured) and the blast radius. It never invents evidence: what it
+// cannot read is named in Input.Unchecked.
+type Gatherer struct {
+	st     *store.Store
+	g      *graph.Graph
+	cfg    *config.Config
+	now    func() time.Time
+	live   Live
+	bounds time.Duration
+}
+
+// NewGatherer builds a Gatherer. backendTimeout bounds each live backend (0: DefaultBackendTimeout).
+func NewGatherer(st *store.Store, g *graph.Graph, cfg *config.Config, now func() time.Time, live Live, backendTimeout time.Duration) *Gatherer {
+	if backendTimeout <= 0 {
+		backendTimeout = DefaultBackendTimeout
+	}
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	return &Gatherer{st: st, g: g, cfg: cfg, now: now, live: live, bounds: backendTimeout}
+}
+
+// Evidence is what was gathered, so the ranking can be checked against it.
+type Evidence struct {
+	Asset       string    `json:"asset"`
+	FailureMode string    `json:"failure_mode"`
+	Metric      string    `json:"metric,omitempty" jsonschema:"The failing metric in the check history, empty when no failing point is recorded"`
+	Column      string    `json:"column,omitempty"`
+	Onset       time.Time `json:"onset" jsonschema:"The first failing point of the current streak (the incident's opening time when the history has none)"`
+	OnsetSource string    `json:"onset_source"`
+	FailingRuns int       `json:"failing_runs" jsonschema:"Consecutive failing points up to the latest"`
+	// Path is the upstream lineage, one line per reached node with its distance.
+	Path     []string            `json:"path"`
+	Versions []VersionConsidered `json:"versions_considered"`
+	// Live are the states read from Kafka Connect, Flink and Tableflow for the components on the path.
+	Live []ComponentState `json:"live_states" jsonschema:"Connector, statement and Tableflow states read on the path (healthy ones too)"`
+	// Samples are the topics on the path whose recent records were sampled.
+	Samples []TopicSample `json:"topic_samples"`
+}
+
+// VersionConsidered is a stored schema version first seen within the look-back before the onset.
+type VersionConsidered struct {
+	Subject   string    `json:"subject"`
+	Version   int       `json:"version"`
+	FirstSeen time.Time `json:"first_seen"`
+	DiffedTo  int       `json:"diffed_against,omitempty" jsonschema:"The previous stored version it was compared with"`
+	Changes   int       `json:"changes"`
+}
+
+// Report is one diagnosis: what was observed, the ranking, and what is downstream.
+type Report struct {
+	Incident incidents.Incident `json:"-"`
+	Input    Input              `json:"input"`
+	Result   Result             `json:"result"`
+	Evidence Evidence           `json:"evidence"`
+	Impact   Impact             `json:"impact"`
+	// Cause is the one line recorded on the incident: the top candidate, or the conclusion.
+	Cause string    `json:"cause"`
+	At    time.Time `json:"diagnosed_at"`
+}
+
+// Diagnose gathers the evidence for incident inc, ranks the causes and computes the blast radius
+// and the severity it implies. It writes nothing; Record stores the outcome on the incident.
+func (g *Gatherer) Diagnose(ctx context.Context, inc incidents.Incident, lookBack time.Duration) (Report, error) {
+	if lookBack <= 0 {
+		lookBack = 24 * time.Hour
+	}
+	in, ev, err := g.gather(ctx, inc, lookBack)
+	if err != nil {
+		return Report{}, err
+	}
+	res := Rank(in)
+	cause := res.Conclusion
+	if len(res.Candidates) > 0 {
+		cause = res.Candidates[0].Cause
+	}
+	imp, err := g.impact(ctx, inc, ev)
+	if err != nil {
+		return Report{}, err
+	}
+	return Report{Incident: inc, Input: in, Result: res, Evidence: ev, Impact: imp, Cause: cause, At: g.now().UTC()}, nil
+}
+
+func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack time.Duration) (Input, Evidence, error) {
+	in := Input{FailureMode: inc.FailureMode, LookBack: lookBack, SchemaChanges: []SchemaChange{}, Components: []ComponentState{}, Unchecked: []string{}}
+	ev := Evidence{Asset: inc.Asset, FailureMode: inc.FailureMode, Path: []string{}, Versions: []VersionConsidered{},
+		Live: []ComponentState{}, Samples: []TopicSample{}}
+	if err := onset(ctx, g.st, inc, &ev); err != nil {
+		return in, ev, err
+	}
+	in.Onset, in.Column = ev.Onset, ev.Column
+
+	lin, err := upstream(ctx, g.g, graph.URN(inc.Asset), inc.FailureMode, ev.Column)
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) {
+		in.Unchecked = append(in.Unchecked, fmt.Sprintf("lineage: %s is not in the context graph (run sync_catalog or import_dbt_manifest)", inc.Asset))
+		return in, ev, nil
+	}
+	if err != nil {
+		return in, ev, err
+	}
+	in.PathKnown = len(lin.Nodes) > 0
+	fieldLevel := len(lin.Start) > 0 && lin.Start[0].Path != ""
+
+	p := onPath(lin)
+	for _, n := range lin.Nodes {
+		ev.Path = append(ev.Path, fmt.Sprintf("%d %s", n.Depth, n.Node))
+	}
+	pins := map[graph.URN]map[string]flinksql.Pin{}
+	for _, u := range p.statements {
+		a, err := g.g.Get(ctx, u)
+		if err != nil {
+			return in, ev, err
+		}
+		pins[u] = flinksql.ParsePins(a.Attrs)
+	}
+
+	stored := map[string][]storedVersion{}
+	for _, name := range p.subjectNames() {
+		sj := p.subjects[name]
+		versions, err := storedVersions(ctx, g.st, name)
+		if err != nil {
+			return in, ev, err
+		}
+		stored[name] = versions
+		for i, v := range versions {
+			if v.firstSeen.After(in.Onset) || in.Onset.Sub(v.firstSeen) > lookBack {
+				continue
+			}
+			vc := VersionConsidered{Subject: name, Version: v.version, FirstSeen: v.firstSeen}
+			if i == 0 {
+				ev.Versions = append(ev.Versions, vc)
+				in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: no earlier version is stored to diff against (list the subject's versions with dw-schema first)", name, v.version))
+				continue
+			}
+			prev := versions[i-1]
+			changes, err := diffVersions(prev, v)
+			if err != nil {
+				ev.Versions = append(ev.Versions, vc)
+				in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
+				continue
+			}
+			vc.DiffedTo, vc.Changes = prev.version, len(changes)
+			ev.Versions = append(ev.Versions, vc)
+			sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: v.firstSeen, Changes: []FieldChange{},
+				OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1}
+			// A field counts as changed-and-read under the name readers knew it by (the old path of a rename).
+			changed := map[string]string{}
+			for _, c := range changes {
+				sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail})
+				old := c.Path
+				if c.OldPath != "" {
+					old = c.OldPath
+				}
+				if c.Kind.AffectsReaders() {
+					changed[old] = c.Path
+				}
+				if sj.fields[old] || sj.fields[c.Path] {
+					sc.OnPath = append(sc.OnPath, c.Path)
+				}
+			}
+			sc.SubjectUpstream = !fieldLevel
+			sc.Readers = readers(lin, sj.topics, changed, pins, name)
+			in.SchemaChanges = append(in.SchemaChanges, sc)
+		}
+	}
+
+	// The live backends are independent: read them side by side, each under its own bound.
+	g.readLive(ctx, p, stored, &in, &ev)
+	return in, ev, nil
+}
+
+// path is what the upstream walk reached, grouped by what can be read about it.
+type path struct {
+	subjects                           map[string]*subjectOnPath
+	statements, connectors, tableflows []graph.URN
+	depth                              map[graph.URN]int
+}
+
+type subjectOnPath struct {
+	fields   map[string]bool
+	distance int
+	topics   map[graph.URN]bool
+}
+
+func (p path) subjectNames() []string {
+	names := make([]string, 0, len(p.subjects))
+	for name := range p.subjects {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func onPath(lin graph.Lineage) path {
+	p := path{subjects: map[string]*subjectOnPath{}, depth: map[graph.URN]int{}}
+	for _, n := range lin.Nodes {
+		u := n.Node.Asset
+		if u.System() == graph.SystemSchema {
+			name := u.ID()
+			if p.subjects[name] == nil {
+				p.subjects[name] = &subjectOnPath{fields: map[string]bool{}, distance: n.Depth, topics: map[graph.URN]bool{}}
+			}
+			if n.Node.Path != "" {
+				p.subjects[name].fields[n.Node.Path] = true
+			}
+			p.subjects[name].distance = min(p.subjects[name].distance, n.Depth)
+		}
+		if d, ok := p.depth[u]; ok {
+			p.depth[u] = min(d, n.Depth)
+			continue
+		}
+		p.depth[u] = n.Depth
+		switch u.System() {
+		case graph.SystemFlink:
+			if strings.HasPrefix(u.ID(), "statement/") {
+				p.statements = append(p.statements, u)
+			}
+		case graph.SystemConnect:
+			if strings.HasPrefix(u.ID(), "connector/") {
+				p.connectors = append(p.connectors, u)
+			}
+		case graph.SystemTableflow:
+			p.tableflows = append(p.tableflows, u)
+		}
+	}
+	for _, h := range lin.Hops {
+		if h.Kind == graph.EdgeSchemaOf && h.From.Asset.System() == graph.SystemSchema {
+			if sj := p.subjects[h.From.Asset.ID()]; sj != nil {
+				sj.topics[h.To.Asset] = true
+			}
+		}
+	}
+	return p
+}
+
+// onset finds the failing metric and the first failing point of its current streak.
+func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evidence) error {
+	var metric, subject, at string
+	// The metric pkg/quality records for each failure mode; any failing metric when the mode has none.
+	want := map[string]string{ModeNullRate: "null_rate", ModeVolume: "rows_per_hour", ModeFreshness: "freshness_lag_seconds",
+		ModeUniqueness: "duplicate_rows", ModeCustom: "violating_rows"}[inc.FailureMode]
+	err := st.DB.QueryRowContext(ctx, `SELECT metric, subject, at FROM metric_points WHERE asset = ? AND status = 'fail'
+		AND (? = '' OR metric = ?) ORDER BY at DESC, id DESC LIMIT 1`, inc.Asset, want, want).Scan(&metric, &subject, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		ev.Onset, ev.OnsetSource = inc.OpenedAt, "no failing point in the check history: the incident's opening time"
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read check history of %s: %w", inc.Asset, err)
+	}
+	ev.Metric, ev.Column = metric, subject
+	rows, err := st.DB.QueryContext(ctx, `SELECT at, status FROM metric_points WHERE asset = ? AND metric = ? AND subject = ?
+		ORDER BY at DESC, id DESC`, inc.Asset, metric, subject)
+	if err != nil {
+		return fmt.Errorf("read check history of %s: %w", inc.Asset, err)
+	}
+	defer rows.Close()
+	first := ""
+	for rows.Next() {
+		var a, status string
+		if err := rows.Scan(&a, &status); err != nil {
+			return err
+		}
+		if status != "fail" {
+			if first != "" {
+				break
+			}
+			continue // passing points newer than the latest failure
+		}
+		first = a
+		ev.FailingRuns++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	t, err := store.ParseTimestamp(first)
+	if err != nil {
+		return err
+	}
+	ev.Onset, ev.OnsetSource = t, fmt.Sprintf("first failing %s point of the current streak in the check history", metric)
+	return nil
+}
+
+// valueMode reports whether a failure is about the values of one column (so its field-level
+// lineage is the path); staleness and volume concern the whole table and everything feeding it.
+func valueMode(mode string) bool {
+	return mode == ModeNullRate || mode == ModeCustom || mode == ModeUniqueness
+}
+
+// graphField is the graph's own spelling of column on asset, "" when the graph has no such field.
+func graphField(ctx context.Context, g *graph.Graph, asset graph.URN, column string) (string, error) {
+	if column == "" {
+		return "", nil
+	}
+	fields, err := g.Fields(ctx, asset)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range fields {
+		if strings.EqualFold(f.Path, column) {
+			return f.Path, nil
+		}
+	}
+	return "", nil
+}
+
+// upstream walks the failing column's lineage (the graph's own spelling of the column) for value
+// failures, or the whole asset's when the failure is staleness or volume, the column is unknown
+// or it has no field-level lineage.
+func upstream(ctx context.Context, g *graph.Graph, asset graph.URN, mode, column string) (graph.Lineage, error) {
+	if _, err := g.Get(ctx, asset); err != nil {
+		return graph.Lineage{}, err
+	}
+	if valueMode(mode) {
+		f, err := graphField(ctx, g, asset, column)
+		if err != nil {
+			return graph.Lineage{}, err
+		}
+		if f != "" {
+			lin, err := g.Upstream(ctx, []graph.FieldRef{asset.Field(f)}, 0)
+			if err != nil || len(lin.Nodes) > 0 {
+				return lin, err
+			}
+		}
+	}
+	return g.Upstream(ctx, []graph.FieldRef{{Asset: asset}}, 0)
+}
+
+type storedVersion struct {
+	version   int
+	format    string
+	text      string
+	firstSeen time.Time
+}
+
+// storedVersions reads the versions dw-schema recorded (schema_versions, written by
+// registry.RecordVersions), oldest first, soft-deleted ones included: they were live once.
+func storedVersions(ctx context.Context, st *store.Store, subject string) ([]storedVersion, error) {
+	rows, err := st.DB.QueryContext(ctx, `SELECT version, schema_type, schema, first_seen FROM schema_versions WHERE subject = ? ORDER BY version`, subject)
+	if err != nil {
+		return nil, fmt.Errorf("read schema versions of %s: %w", subject, err)
+	}
+	defer rows.Close()
+	var out []storedVersion
+	for rows.Next() {
+		var v storedVersion
+		var fs string
+		if err := rows.Scan(&v.version, &v.format, &v.text, &fs); err != nil {
+			return nil, err
+		}
+		if v.firstSeen, err = store.ParseTimestamp(fs); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func diffVersions(prev, cur storedVersion) ([]schema.Change, error) {
+	parse := func(v storedVersion) (*schema.Schema, error) {
+		f, err := schema.ParseFormat(v.format)
+		if err != nil {
+			return nil, err
+		}
+		s, err := schema.Parse(f, v.text)
+		if err != nil {
+			return nil, fmt.Errorf("stored v%d does not parse, so it was not diffed: %w", v.version, err)
+		}
+		return s, nil
+	}
+	o, err := parse(prev)
+	if err != nil {
+		return nil, err
+	}
+	n, err := parse(cur)
+	if err != nil {
+		return nil, err
+	}
+	return schema.Diff(o, n), nil
+}
+
+// readers are the statements on the path that read a changed field from a topic the subject
+// describes, with the version each is pinned to and the expression the graph edge records.
+func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]string, pins map[graph.URN]map[string]flinksql.Pin, subject string) []Reader {
+	byStmt := map[graph.URN]*Reader{}
+	var order []graph.URN
+	for _, h := range lin.Hops {
+		if h.To.Asset.System() != graph.SystemFlink || !topics[h.From.Asset] {
+			continue
+		}
+		if _, ok := changed[h.From.Path]; !ok {
+			continue
+		}
+		r := byStmt[h.To.Asset]
+		if r == nil {
+			r = &Reader{URN: string(h.To.Asset), PinnedVersion: pins[h.To.Asset][subject].Version}
+			byStmt[h.To.Asset] = r
+			order = append(order, h.To.Asset)
+		}
+		if !has(r.ReadsFields, h.From.Path) {
+			r.ReadsFields = append(r.ReadsFields, h.From.Path)
+		}
+		for _, e := range h.Evidence {
+			if e.Transformation != "" && !strings.Contains(r.Expression, e.Transformation) {
+				r.Expression = strings.TrimPrefix(r.Expression+", "+e.Transformation, ", ")
+			}
+		}
+	}
+	out := []Reader{}
+	for _, u := range order {
+		out = append(out, *byStmt[u])
+	}
+	return out
+}
+
+func joinURNs(us []graph.URN) string {
+	s := make([]string, len(us))
+	for i, u := range us {
+		s[i] = string(u)
+	}
+	return strings.Join(s, ", ")
+}
