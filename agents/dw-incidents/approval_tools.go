@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/plans"
 )
 
 type proposalParam struct {
@@ -18,7 +20,8 @@ type proposalParam struct {
 
 type requestApprovalParams struct {
 	IncidentID int64           `json:"incident_id,omitempty" jsonschema:"The incident these proposals fix, if any"`
-	Proposals  []proposalParam `json:"proposals" jsonschema:"The proposals to route, in the order they should run"`
+	Proposals  []proposalParam `json:"proposals,omitempty" jsonschema:"The proposals to route, in the order they should run; or give plan_id"`
+	PlanID     int64           `json:"plan_id,omitempty" jsonschema:"A stored plan from propose_remediation: routes every proposal of it in order, for its incident"`
 	Owners     []string        `json:"owners,omitempty" jsonschema:"Extra people to copy, e.g. the catalog owners of the target"`
 }
 
@@ -30,12 +33,21 @@ type approvalsResult struct {
 
 func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("request_approval",
-		"Route proposals to the named approvers of the target's domain (owners copied; Slack when configured). "+
+		"Route proposals, or every proposal of a stored plan (plan_id from propose_remediation), to the named approvers of the target's domain (owners copied; Slack when configured). "+
 			"Each request binds to the exact payload's SHA-256 and expires then escalates; nothing is ever granted automatically. "+
 			"Approvers decide outside MCP with `dw-incidents approvals approve`; poll get_approval_status.",
 		func(ctx context.Context, p requestApprovalParams) (approvalsResult, error) {
+			if p.PlanID != 0 {
+				if len(p.Proposals) > 0 {
+					return approvalsResult{}, errors.New("give proposals or plan_id, not both")
+				}
+				var err error
+				if p, err = fromPlan(ctx, env, p); err != nil {
+					return approvalsResult{}, err
+				}
+			}
 			if len(p.Proposals) == 0 {
-				return approvalsResult{}, errors.New("proposals: give at least one proposal")
+				return approvalsResult{}, errors.New("proposals: give at least one proposal, or plan_id from propose_remediation")
 			}
 			svc, err := approvalService(ctx, env)
 			if err != nil {
@@ -56,6 +68,47 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 			out.Next = "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."
 			return out, nil
 		})
+}
+
+// fromPlan turns a stored plan into the proposals to route: every proposal in order, the plan's
+// incident, and the owners of the assets the plan touches copied.
+func fromPlan(ctx context.Context, env *mcpkit.Env, p requestApprovalParams) (requestApprovalParams, error) {
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		return p, err
+	}
+	plan, err := plans.Get(ctx, st, p.PlanID)
+	if errors.Is(err, plans.ErrNoPlan) {
+		return p, fmt.Errorf("no remediation plan #%d: run propose_remediation first", p.PlanID)
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.IncidentID != 0 && p.IncidentID != plan.IncidentID {
+		return p, fmt.Errorf("plan #%d belongs to incident #%d, not #%d", plan.ID, plan.IncidentID, p.IncidentID)
+	}
+	p.IncidentID = plan.IncidentID
+	g := graph.New(st, env.Now)
+	seen := map[string]bool{}
+	for _, o := range p.Owners {
+		seen[o] = true
+	}
+	for _, pr := range plan.Proposals {
+		p.Proposals = append(p.Proposals, proposalParam{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload})
+		for _, u := range append([]string{pr.Target}, pr.BlastRadius...) {
+			a, err := g.Get(ctx, graph.URN(u))
+			if err != nil {
+				continue // an asset the plan creates (a -v2 table) is not in the graph yet
+			}
+			for _, o := range a.Owners {
+				if !seen[o] {
+					seen[o] = true
+					p.Owners = append(p.Owners, o)
+				}
+			}
+		}
+	}
+	return p, nil
 }
 
 type approvalStatusParams struct {

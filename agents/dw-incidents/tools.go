@@ -14,6 +14,7 @@ func tools(env *mcpkit.Env) []mcpkit.Tool {
 		openIncident(env),
 		diagnoseIncident(env),
 		getIncidentHistory(env),
+		proposeRemediation(env),
 		requestApproval(env),
 		getApprovalStatus(env),
 		remediate(env),

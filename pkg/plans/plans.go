@@ -30,7 +30,7 @@ type Proposal struct {
 	Title   string         `json:"title"`
 	Payload map[string]any `json:"payload"`
 	// Executor is data_workers or owner (owner-only classes are never executed by Data Workers).
-	Executor   string `json:"executor"`
+	Executor   string `json:"executor" jsonschema:"data_workers (runs it once approved) or owner (Data Workers hands over the steps and verifies)"`
 	Reversible bool   `json:"reversible"`
 	Undo       string `json:"undo"`
 	// Why ties the step to the diagnosis or the blast radius.
@@ -38,9 +38,9 @@ type Proposal struct {
 	// BlastRadius lists the downstream assets the step protects or changes.
 	BlastRadius []string `json:"blast_radius"`
 	// Origin is generated (mechanical, from the diagnosis and the graph) or client (authored by the caller).
-	Origin string `json:"origin"`
+	Origin string `json:"origin" jsonschema:"generated or client"`
 	// Validation says how the payload was checked (parsed SQL, applied diff, compatible schema).
-	Validation string `json:"validation"`
+	Validation string `json:"validation" jsonschema:"How the payload was checked: parsed SQL, applied diff, compatible schema, known job"`
 }
 
 // Check is a quality check verify_incident re-runs before resolving the incident.
@@ -57,7 +57,7 @@ type Check struct {
 	// Supersedes names the incident asset this check stands in for when the plan moves the data to a
 	// new asset (a corrected statement writing a -v2 sink): the old asset keeps its bad rows, so the
 	// incident is judged on where the data now lands.
-	Supersedes string `json:"supersedes,omitempty"`
+	Supersedes string `json:"supersedes,omitempty" jsonschema:"The incident asset this check stands in for when the plan moves the data"`
 	Why        string `json:"why"`
 }
 
@@ -70,7 +70,7 @@ type Plan struct {
 	Proposals  []Proposal `json:"proposals"`
 	Checks     []Check    `json:"checks"`
 	// Notes are what the generator could not do and why (a backend not configured, no statement SQL…).
-	Notes []string `json:"notes"`
+	Notes []string `json:"notes" jsonschema:"What could not be generated and why"`
 }
 
 // ErrNoPlan is returned when an incident has no stored plan.

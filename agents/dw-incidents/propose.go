@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/plans"
+	"github.com/dataworkers/dw/pkg/registry"
+	"github.com/dataworkers/dw/pkg/schema/compat"
+)
+
+type clientProposalParam struct {
+	Class   string         `json:"class" jsonschema:"Action class, e.g. pause_job, register_schema, flink_statement or dbt_code"`
+	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. flink:statement/usage-hourly-rollup"`
+	Title   string         `json:"title" jsonschema:"One line an approver reads"`
+	Payload map[string]any `json:"payload,omitempty" jsonschema:"Exactly what would run: {dag_id} for jobs; {subject, schema_type, schema} for register_schema"`
+	SQL     string         `json:"sql,omitempty" jsonschema:"flink_statement: the statement; it must parse and read only fields of the schema it will pin"`
+	Diff    string         `json:"diff,omitempty" jsonschema:"dbt_code: a unified diff of the model file; it must apply to the model's current code"`
+	Undo    string         `json:"undo,omitempty" jsonschema:"How to reverse it"`
+	Why     string         `json:"why,omitempty" jsonschema:"What it fixes or protects"`
+}
+
+type proposeParams struct {
+	IncidentID       int64                 `json:"incident_id" jsonschema:"The diagnosed incident to plan for"`
+	From             string                `json:"from,omitempty" jsonschema:"RFC 3339 time corrected data starts from (default 00:00 UTC of the onset day)"`
+	Proposals        []clientProposalParam `json:"proposals,omitempty" jsonschema:"Client-authored proposals, validated like the generated ones and added after them"`
+	ReplaceGenerated bool                  `json:"replace_generated,omitempty" jsonschema:"Keep only the client-authored proposals (the checks stay)"`
+}
+
+type proposeResult struct {
+	Plan plans.Plan `json:"plan"`
+	Next string     `json:"next"`
+}
+
+func proposeRemediation(env *mcpkit.Env) mcpkit.Tool {
+	return mcpkit.Write("propose_remediation",
+		"Write and store an incident's ordered remediation plan: hold jobs that push to external sinks before their next run, the schema restore, "+
+			"a corrected Flink statement into a -v2 sink from given offsets, and a dbt diff reading the new table; each says who executes it, undo and blast radius, "+
+			"plus the checks verify_incident re-runs. Client SQL, diffs and schemas are validated the same way. Nothing runs: route it with request_approval plan_id.",
+		func(ctx context.Context, p proposeParams) (proposeResult, error) {
+			var from time.Time
+			if p.From != "" {
+				t, err := time.Parse(time.RFC3339, p.From)
+				if err != nil {
+					return proposeResult{}, fmt.Errorf("from %q: give an RFC 3339 time such as 2026-08-14T00:00:00Z", p.From)
+				}
+				from = t.UTC()
+			}
+			st, err := env.Store.Get(ctx)
+			if err != nil {
+				return proposeResult{}, err
+			}
+			is := incidents.New(st, env.Now)
+			inc, err := is.Get(ctx, p.IncidentID)
+			if err != nil {
+				return proposeResult{}, err
+			}
+			diag, err := is.Diagnosis(ctx, inc.ID)
+			if err != nil {
+				return proposeResult{}, err
+			}
+			src := plans.Sources{Store: st, Graph: graph.New(st, env.Now), Config: env.Config, Now: env.Now}
+			if k := env.Config.Kafka; k != nil && len(k.BootstrapServers) > 0 {
+				src.Offsets = plans.KafkaOffsets(k)
+			}
+			if sr := env.Config.SchemaRegistry; sr != nil && sr.URL != "" {
+				src.Level = func(ctx context.Context, subject string) (compat.Level, error) {
+					rc, err := registry.New(sr)
+					if err != nil {
+						return "", err
+					}
+					c, err := rc.SubjectConfig(ctx, subject)
+					if err != nil {
+						return "", fmt.Errorf("read the compatibility rule of %s: %w", subject, err)
+					}
+					return c.Level, nil
+				}
+			}
+			client := make([]plans.ClientProposal, len(p.Proposals))
+			for i, c := range p.Proposals {
+				client[i] = plans.ClientProposal(c)
+			}
+			plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: from, Actor: env.Agent}, client, p.ReplaceGenerated)
+			if err != nil {
+				return proposeResult{}, err
+			}
+			if len(plan.Proposals) == 0 {
+				return proposeResult{}, fmt.Errorf("nothing to propose for incident #%d: %s; give client-authored proposals", inc.ID, strings.Join(plan.Notes, "; "))
+			}
+			plan, err = plans.Save(ctx, st, plan, env.Now())
+			if err != nil {
+				return proposeResult{}, err
+			}
+			var classes []string
+			for _, pr := range plan.Proposals {
+				classes = append(classes, pr.Class)
+			}
+			if err := is.AddEvent(ctx, inc.ID, "proposed", env.Agent, fmt.Sprintf("plan #%d: %s", plan.ID, strings.Join(classes, ", "))); err != nil {
+				return proposeResult{}, err
+			}
+			return proposeResult{Plan: plan, Next: fmt.Sprintf("Route it to the named approvers: request_approval with plan_id %d. After the fix, verify_incident re-runs the plan's checks.", plan.ID)}, nil
+		})
+}

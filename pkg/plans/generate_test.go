@@ -1,0 +1,99 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/diagnosis"
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/lineage/scenario"
+	"github.com/dataworkers/dw/pkg/sqlparse"
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+var storyAsset = graph.WarehouseURN("snowflake", "ANALYTICS", "USAGE", "USAGE_HOURLY")
+
+func storySources(t *testing.T, withGraph bool) Sources {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := func() time.Time { return time.Date(2026, 8, 14, 15, 30, 0, 0, time.UTC) }
+	g := graph.New(st, now)
+	if withGraph {
+		if err := scenario.Load(ctx, g, "../lineage/testdata/scenario", "../../configs/catalog.example.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Sources{Store: st, Graph: g, Config: &config.Config{}, Now: now}
+}
+
+func TestGenerateWithoutDiagnosisHoldsTheStripeDAGAndSaysWhy(t *testing.T) {
+	src := storySources(t, true)
+	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
+	p, err := Generate(context.Background(), src, Request{Incident: inc, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Proposals) != 1 || p.Proposals[0].Class != config.ClassPauseJob || p.Proposals[0].Payload["dag_id"] != "sync_metered_usage_to_stripe" {
+		t.Fatalf("proposals: %+v", p.Proposals)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "no diagnosis is recorded: run diagnose_incident first") {
+		t.Errorf("notes: %v", p.Notes)
+	}
+	// Without a failing column the null_rate check is left out and said so; the rest stay on the incident asset.
+	for _, c := range p.Checks {
+		if c.Asset != string(storyAsset) || c.Supersedes != "" || c.Check == "null_rate" {
+			t.Errorf("check %+v", c)
+		}
+	}
+}
+
+func TestGenerateOnAnAssetOutsideTheGraphNamesWhatIsMissing(t *testing.T) {
+	src := storySources(t, false)
+	raw, _ := json.Marshal(map[string]any{"input": diagnosis.Input{Column: "egress_bytes"}, "result": diagnosis.Result{Conclusion: "No upstream lineage is known"}})
+	p, err := Generate(context.Background(), src, Request{Incident: incidents.Incident{ID: 2, Asset: "warehouse:sqlite/main.t", FailureMode: "null_rate"}, Diagnosis: string(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	if len(p.Proposals) != 0 || !strings.Contains(notes, "is not in the context graph") || !strings.Contains(notes, "the diagnosis names no schema change") {
+		t.Errorf("plan %+v", p)
+	}
+	if len(p.Checks) != 3 || p.Checks[0].Check != "null_rate" || p.Checks[0].Columns[0] != "egress_bytes" {
+		t.Errorf("checks %+v", p.Checks)
+	}
+	// A diagnosis in a shape this package cannot read degrades to a note, not an error.
+	p, err = Generate(context.Background(), src, Request{Incident: incidents.Incident{ID: 2, Asset: "warehouse:sqlite/main.t"}, Diagnosis: "[1,2"})
+	if err != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "could not be read") {
+		t.Errorf("%v %v", err, p.Notes)
+	}
+}
+
+// FuzzRewriteStatement: any SQL either yields a draft that parses, or an error; never a panic.
+func FuzzRewriteStatement(f *testing.F) {
+	f.Add(rollupSQL)
+	f.Add("INSERT INTO s SELECT t.response_bytes FROM `api-usage` t")
+	f.Add("INSERT INTO `a`.`b`.`usage-hourly` SELECT response_bytes AS response_bytes FROM `api-usage` /* x */ WHERE response_bytes > 0")
+	f.Add("SELECT 'response_bytes' FROM x")
+	f.Fuzz(func(t *testing.T, sql string) {
+		rep := Replacement{Removed: "response_bytes", With: "response_kib", Factor: "1024"}
+		d, err := rewriteStatement(sql, []Replacement{rep}, "api-usage", "usage-hourly-v2", optionsHint([][2]string{{"scan.startup.mode", "timestamp"}}))
+		if err != nil {
+			return
+		}
+		if _, err := sqlparse.Parse(d.SQL); err != nil {
+			t.Fatalf("a draft was returned that does not parse: %v\n%s", err, d.SQL)
+		}
+		_, _ = checkStatement(d.SQL, map[string][]string{"api-usage": {"response_bytes", "response_kib"}})
+	})
+}

@@ -1,0 +1,100 @@
+package plans
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/sqlparse"
+)
+
+// The story's statement, as Confluent Cloud returns it (pkg/lineage/testdata/scenario).
+const rollupSQL = "INSERT INTO `usage-hourly`\nSELECT\n  account_id,\n  window_start AS `hour`,\n  SUM(response_bytes) AS egress_bytes,\n  COUNT(*) AS request_count\nFROM TABLE(\n  TUMBLE(TABLE `api-usage`, DESCRIPTOR(event_time), INTERVAL '1' HOUR))\nGROUP BY account_id, window_start, window_end;"
+
+func TestDeriveReplacementByUnitSuffix(t *testing.T) {
+	cases := []struct {
+		removed string
+		added   []string
+		renamed string
+		with    string
+		factor  string
+		reason  string
+	}{
+		{"response_bytes", []string{"response_kib"}, "", "response_kib", "1024", ""},
+		{"response_bytes", []string{"status", "response_mb"}, "", "response_mb", "1000000", ""},
+		{"latency_ms", []string{"latency_s"}, "", "latency_s", "1000", ""},
+		{"response_kib", []string{"response_bytes"}, "", "", "", "not a whole number"},
+		{"response_bytes", []string{"latency_ms"}, "", "", "", "no field added"},
+		{"response_bytes", []string{"response_kib", "response_mib"}, "", "", "", "several added fields"},
+		{"size", []string{"size_kib"}, "", "", "", "ends in no known unit"},
+		{"user_name", nil, "username", "username", "1", ""},
+	}
+	for _, c := range cases {
+		r, why := deriveReplacement(c.removed, c.added, c.renamed)
+		if c.reason != "" {
+			if !strings.Contains(why, c.reason) {
+				t.Errorf("%s from %v: want a reason with %q, got %q (%+v)", c.removed, c.added, c.reason, why, r)
+			}
+			continue
+		}
+		if why != "" || r.With != c.with || r.Factor != c.factor {
+			t.Errorf("%s from %v: got %+v, %q; want %s × %s", c.removed, c.added, r, why, c.with, c.factor)
+		}
+	}
+}
+
+func TestRewriteStatementReadsBothFieldsIntoV2FromOffsets(t *testing.T) {
+	rep := Replacement{Removed: "response_bytes", With: "response_kib", Factor: "1024"}
+	hint := optionsHint([][2]string{{"scan.startup.mode", "specific-offsets"}, {"scan.startup.specific-offsets", "partition:0,offset:4;partition:1,offset:7"}})
+	d, err := rewriteStatement(rollupSQL, []Replacement{rep}, "api-usage", "usage-hourly-v2", hint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(d.SQL)
+	for _, want := range []string{"INSERT INTO `usage-hourly-v2`", "SUM(COALESCE(response_kib * 1024, response_bytes)) AS egress_bytes",
+		"TABLE `api-usage` /*+ OPTIONS('scan.startup.mode'='specific-offsets', 'scan.startup.specific-offsets'='partition:0,offset:4;partition:1,offset:7') */"} {
+		if !strings.Contains(d.SQL, want) {
+			t.Errorf("draft lacks %q", want)
+		}
+	}
+	v13 := []string{"usage_id", "account_id", "event_time", "endpoint", "status_code", "response_kib", "response_bytes"}
+	rc, err := checkStatement(d.SQL, map[string][]string{"api-usage": v13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rc.Target, ".") != "usage-hourly-v2" {
+		t.Errorf("target %v", rc.Target)
+	}
+	// Against v12 (no response_bytes) the same draft is refused.
+	if _, err := checkStatement(d.SQL, map[string][]string{"api-usage": v13[:6]}); err == nil || !strings.Contains(err.Error(), "response_bytes") {
+		t.Errorf("v12 check: %v", err)
+	}
+	stmt, _ := sqlparse.Parse(d.SQL)
+	key, timeCol := groupKey(stmt)
+	if strings.Join(key, ",") != "account_id,hour" || timeCol != "hour" {
+		t.Errorf("key %v time %q", key, timeCol)
+	}
+}
+
+func TestRewriteStatementQualifiedReads(t *testing.T) {
+	sql := "INSERT INTO sink SELECT u.account_id, SUM(u.response_bytes) AS b FROM `api-usage` AS u WHERE u.response_bytes > 0 GROUP BY u.account_id"
+	d, err := rewriteStatement(sql, []Replacement{{Removed: "response_bytes", With: "response_kib", Factor: "1024"}}, "api-usage", "sink-v2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Rewritten != 2 || !strings.Contains(d.SQL, "SUM(COALESCE(u.response_kib * 1024, u.response_bytes))") || !strings.Contains(d.SQL, "INSERT INTO `sink-v2`") {
+		t.Errorf("%d rewrites: %s", d.Rewritten, d.SQL)
+	}
+	if _, err := sqlparse.Parse(d.SQL); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCheckStatementRefusesUnknownFieldsAndBadSQL(t *testing.T) {
+	known := map[string][]string{"api-usage": {"account_id", "event_time", "response_kib"}}
+	if _, err := checkStatement("INSERT INTO s SELECT account_id, SUM(response_bytes) FROM `api-usage` GROUP BY account_id", known); err == nil || !strings.Contains(err.Error(), "response_bytes") {
+		t.Errorf("unknown field: %v", err)
+	}
+	if _, err := checkStatement("INSERT INTO s SELEC account_id FROM `api-usage`", known); err == nil {
+		t.Error("unparsable SQL accepted")
+	}
+}
