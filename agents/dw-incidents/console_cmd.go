@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/dataworkers/dw/pkg/console"
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
@@ -34,7 +36,13 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage
 	}
-	srv, err := console.New(svc, chain, env.Now)
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	srv, err := console.New(console.Sources{Approvals: svc, Receipts: chain, Incidents: incidents.New(st, env.Now),
+		Graph: graph.New(st, env.Now), Store: st}, env.Now)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage

@@ -15,15 +15,20 @@ func approvalService(ctx context.Context, env *mcpkit.Env) (*approvals.Service, 
 	if err != nil {
 		return nil, err
 	}
-	slack, err := notify.NewSlack(env.Config.Slack)
+	n, err := notifier(env)
 	if err != nil {
 		return nil, err
 	}
-	var n notify.Notifier
-	if slack != nil {
-		n = slack
-	}
 	return approvals.New(st, env.Config, env.Now, n), nil
+}
+
+// notifier is the Slack incoming webhook when slack.webhook_url is set, else nil.
+func notifier(env *mcpkit.Env) (notify.Notifier, error) {
+	slack, err := notify.NewSlack(env.Config.Slack)
+	if err != nil || slack == nil {
+		return nil, err
+	}
+	return slack, nil
 }
 
 // receiptChain opens the receipt chain, with its key beside the store.

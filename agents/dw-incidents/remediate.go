@@ -5,35 +5,55 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/remediation"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 type remediateParams struct {
-	IncidentID int64   `json:"incident_id" jsonschema:"The incident whose approved proposals to carry out"`
-	RequestIDs []int64 `json:"request_ids,omitempty" jsonschema:"Only these approval requests (default: every approved request of the incident, in order)"`
+	IncidentID      int64   `json:"incident_id" jsonschema:"The incident whose approved proposals to carry out"`
+	RequestIDs      []int64 `json:"request_ids,omitempty" jsonschema:"Only these approval requests, and no plan step without a request (default: every approved request in order, then the plan steps L3 allows)"`
+	Window          string  `json:"window,omitempty" jsonschema:"The data the checks re-run over after acting: today (default), yesterday or a duration such as 6h"`
+	TimestampColumn string  `json:"timestamp_column,omitempty" jsonschema:"The tables' event-time column for those checks (default: detected)"`
 }
 
 type skipped struct {
-	RequestID int64  `json:"request_id"`
+	RequestID int64  `json:"request_id,omitempty"`
+	PlanStep  int    `json:"plan_step,omitempty" jsonschema:"The plan step (order) when it has no approval request"`
 	Reason    string `json:"reason"`
 }
 
 type remediateResult struct {
 	Actions []remediation.Action `json:"actions"`
 	Skipped []skipped            `json:"skipped"`
-	Failed  bool                 `json:"failed" jsonschema:"true when an action failed; the incident records it for a person"`
-	Next    string               `json:"next"`
+	// Checks are the incident's checks re-run after acting (only when something was executed).
+	Checks      []verifyCheck `json:"checks"`
+	NeedsPerson string        `json:"needs_person,omitempty" jsonschema:"Why a person must look (a failed action or a check still failing after acting)"`
+	Failed      bool          `json:"failed" jsonschema:"true when an action failed or a check still fails after acting; the incident records it for a person"`
+	Next        string        `json:"next"`
+}
+
+// executor builds the remediation executor over the configured orchestrators.
+func executor(st *store.Store, env *mcpkit.Env, svc *approvals.Service) *remediation.Executor {
+	return remediation.New(st, env.Config, svc, remediation.Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(env.Config.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(env.Config.DBT) },
+	}, env.Now)
 }
 
 func remediate(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Destructive("remediate",
 		"Carry out an incident's approved proposals, in order, and only what policy allows: Airflow pause/unpause/trigger and dbt Cloud runs "+
-			"that a named approver approved for exactly that payload, never while the org-wide stop is on. Owner-only classes (connectors, offsets, "+
-			"topics, Flink statements, Tableflow, dbt code) come back as steps for the owner. Each action is recorded with its undo.",
+			"that a named approver approved for exactly that payload, never while the org-wide stop is on. In an L3 domain, reversible plan steps "+
+			"with no request whose class and target have a clean record of approved, verified runs also run, recorded with that rule. Owner-only "+
+			"classes come back as steps for the owner. Each action is recorded with its undo; then the checks re-run and any failure goes to a person.",
 		func(ctx context.Context, p remediateParams) (remediateResult, error) {
 			svc, err := approvalService(ctx, env)
 			if err != nil {
@@ -46,7 +66,8 @@ func remediate(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return remediateResult{}, err
 			}
-			if _, err := incs.Get(ctx, p.IncidentID); err != nil {
+			inc, err := incs.Get(ctx, p.IncidentID)
+			if err != nil {
 				return remediateResult{}, err
 			}
 			reqs, err := svc.List(ctx, "", p.IncidentID)
@@ -58,53 +79,151 @@ func remediate(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return remediateResult{}, err
 			}
-			exec := remediation.New(st, env.Config, svc, remediation.Backends{
-				Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(env.Config.Airflow) },
-				DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(env.Config.DBT) },
-			}, env.Now)
-			out := remediateResult{Actions: []remediation.Action{}, Skipped: []skipped{}}
+			exec := executor(st, env, svc)
+			out := remediateResult{Actions: []remediation.Action{}, Skipped: []skipped{}, Checks: []verifyCheck{}}
+			var problems []string
+			// acted records a dispatched action on the timeline (the action itself is already stored, so
+			// a timeline write that fails does not undo it) and returns the error of one that did not run.
+			acted := func(a remediation.Action, err error) error {
+				switch {
+				case err == nil:
+					out.Actions = append(out.Actions, a)
+					_ = incs.AddEvent(ctx, p.IncidentID, "action", env.Agent, actionLine(a))
+					return nil
+				case a.ID != 0 && a.Status == remediation.StatusFailed:
+					out.Actions = append(out.Actions, a)
+					problems = append(problems, actionLine(a))
+					_ = incs.AddEvent(ctx, p.IncidentID, "action", env.Agent, actionLine(a)+" — needs a person")
+					return nil
+				}
+				return err
+			}
 			for _, r := range reqs {
 				if len(p.RequestIDs) > 0 && !slices.Contains(p.RequestIDs, r.ID) {
 					continue
 				}
 				if r.Status != approvals.StatusApproved {
-					out.Skipped = append(out.Skipped, skipped{r.ID, fmt.Sprintf("%s: nothing runs without a named approval", r.Status)})
+					out.Skipped = append(out.Skipped, skipped{RequestID: r.ID, Reason: fmt.Sprintf("%s: nothing runs without a named approval", r.Status)})
 					continue
 				}
-				a, err := exec.Run(ctx, r.ID)
-				switch {
-				case err == nil:
-					out.Actions = append(out.Actions, a)
-					_ = incs.AddEvent(ctx, p.IncidentID, "action", env.Agent, actionLine(a))
-				case a.ID != 0 && a.Status == remediation.StatusFailed:
-					out.Actions = append(out.Actions, a)
-					out.Failed = true
-					_ = incs.AddEvent(ctx, p.IncidentID, "action", env.Agent, actionLine(a)+" — needs a person")
-				case errors.Is(err, approvals.ErrStopped):
+				err := acted(exec.Run(ctx, r.ID))
+				if errors.Is(err, approvals.ErrStopped) {
 					return out, err
-				default:
-					out.Skipped = append(out.Skipped, skipped{r.ID, err.Error()})
+				}
+				if err != nil {
+					out.Skipped = append(out.Skipped, skipped{RequestID: r.ID, Reason: err.Error()})
 				}
 			}
 			for _, id := range p.RequestIDs {
 				if !slices.ContainsFunc(reqs, func(r approvals.Request) bool { return r.ID == id }) {
-					out.Skipped = append(out.Skipped, skipped{id, fmt.Sprintf("request #%d does not belong to incident #%d", id, p.IncidentID)})
+					out.Skipped = append(out.Skipped, skipped{RequestID: id, Reason: fmt.Sprintf("request #%d does not belong to incident #%d", id, p.IncidentID)})
 				}
 			}
-			out.Next = "Run verify_incident once the owner's steps are done, to re-check the data and write the receipt."
-			if out.Failed {
-				out.Next = "An action failed and is recorded on the incident for a person; fix the cause, request a new approval, then remediate again."
+			if len(p.RequestIDs) == 0 {
+				// Plan steps nobody has requested yet: only the L3 rule may run them.
+				plan, err := plans.Latest(ctx, st, p.IncidentID)
+				if err != nil && !errors.Is(err, plans.ErrNoPlan) {
+					return out, err
+				}
+				for _, pr := range remediation.Unrequested(plan, reqs) {
+					if pr.Executor != plans.ExecutorDataWorkers {
+						out.Skipped = append(out.Skipped, skipped{PlanStep: pr.Order, Reason: fmt.Sprintf("%s on %s is the owner's: request_approval routes it to them", pr.Class, pr.Target)})
+						continue
+					}
+					_, hash, err := approvals.Canonical(pr.Payload)
+					if err != nil {
+						out.Skipped = append(out.Skipped, skipped{PlanStep: pr.Order, Reason: err.Error()})
+						continue
+					}
+					a, runErr := exec.RunPlanStep(ctx, remediation.PlanStep{IncidentID: p.IncidentID, PlanID: plan.ID, Order: pr.Order, PayloadSHA256: hash})
+					if errors.Is(runErr, remediation.ErrNeedsApproval) {
+						out.Skipped = append(out.Skipped, skipped{PlanStep: pr.Order, Reason: "no approval request, and it may not run without one: " + runErr.Error()})
+						continue
+					}
+					if a.ID != 0 && a.Status == remediation.StatusSucceeded && runErr != nil {
+						out.Skipped = append(out.Skipped, skipped{PlanStep: pr.Order, Reason: runErr.Error()}) // already ran
+						continue
+					}
+					err = acted(a, runErr)
+					if errors.Is(err, approvals.ErrStopped) {
+						return out, err
+					}
+					if err != nil {
+						out.Skipped = append(out.Skipped, skipped{PlanStep: pr.Order, Reason: err.Error()})
+					}
+				}
+			}
+			// After acting, the checks re-run; the incident stays open either way (verify_incident resolves it).
+			var executed []remediation.Action
+			for _, a := range out.Actions {
+				if a.Status != remediation.StatusOwnerSteps {
+					executed = append(executed, a)
+				}
+			}
+			if len(executed) > 0 {
+				run, err := runIncidentChecks(ctx, env, inc, checkOptions{Window: p.Window, TimestampColumn: p.TimestampColumn})
+				switch {
+				case err != nil:
+					problems = append(problems, "the checks could not re-run after acting: "+err.Error())
+				default:
+					out.Checks = run.Checks
+					for _, a := range executed {
+						if a.Status == remediation.StatusSucceeded {
+							if err := exec.MarkVerified(ctx, a.ID, run.Passed()); err != nil {
+								return out, err
+							}
+						}
+					}
+					if !run.Passed() {
+						problems = append(problems, "after acting, still not passing: "+strings.Join(run.Failing, "; "))
+					} else if err := incs.AddEvent(ctx, p.IncidentID, "checked", env.Agent, "after remediate: all passed: "+run.Summary()); err != nil {
+						return out, err
+					}
+				}
+			}
+			out.Next = "Run verify_incident once the owner's steps are done, to re-check the data, resolve the incident and write the receipt."
+			if len(problems) > 0 {
+				out.Failed = true
+				out.NeedsPerson = strings.Join(problems, " | ")
+				if err := needsPerson(ctx, env, incs, inc, out.NeedsPerson); err != nil {
+					return out, err
+				}
+				out.Next = "A person is needed: the incident records what failed. Fix the cause (or finish the owner's steps), then run verify_incident; " +
+					"a failed action needs a new approval before remediate runs it again."
 			}
 			return out, nil
 		})
 }
 
+// needsPerson records on the incident's timeline that a person must look, and tells them on Slack when
+// configured. A notification that fails is recorded, never fatal: the timeline is the record.
+func needsPerson(ctx context.Context, env *mcpkit.Env, incs *incidents.Store, inc incidents.Incident, why string) error {
+	if err := incs.AddEvent(ctx, inc.ID, "needs_person", env.Agent, "needs a person: "+why); err != nil {
+		return err
+	}
+	n, err := notifier(env)
+	if err != nil {
+		return incs.AddEvent(ctx, inc.ID, "notify_failed", env.Agent, err.Error())
+	}
+	if n == nil {
+		return nil
+	}
+	text := fmt.Sprintf("Data Workers needs a person: incident #%d (%s, %s) on %s after remediate: %s. Review it with `dw-incidents console`.",
+		inc.ID, inc.Severity, inc.FailureMode, inc.Asset, why)
+	if err := n.Notify(ctx, notify.Message{Text: text}); err != nil {
+		return incs.AddEvent(ctx, inc.ID, "notify_failed", env.Agent, err.Error())
+	}
+	return incs.AddEvent(ctx, inc.ID, "notified", env.Agent, "slack")
+}
+
 func actionLine(a remediation.Action) string {
-	switch a.Status {
-	case remediation.StatusOwnerSteps:
+	switch {
+	case a.Status == remediation.StatusOwnerSteps:
 		return fmt.Sprintf("#%d %s on %s handed to the owner (approved by %s)", a.ID, a.Class, a.Target, a.ApprovedBy)
-	case remediation.StatusFailed:
+	case a.Status == remediation.StatusFailed:
 		return fmt.Sprintf("#%d %s on %s failed: %s", a.ID, a.Class, a.Target, a.Error)
+	case a.Authority == remediation.AuthorityL3:
+		return fmt.Sprintf("#%d %s on %s done without a new approval (plan #%d step %d; %s); undo: %s", a.ID, a.Class, a.Target, a.PlanID, a.PlanOrder, a.Rule, a.Undo.Description)
 	}
 	return fmt.Sprintf("#%d %s on %s done (approved by %s); undo: %s", a.ID, a.Class, a.Target, a.ApprovedBy, a.Undo.Description)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,22 +12,23 @@ import (
 	"github.com/dataworkers/dw/pkg/diagnosis"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/orchestrators"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
-	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
 type verifyParams struct {
 	IncidentID      int64    `json:"incident_id" jsonschema:"The incident to verify"`
 	Window          string   `json:"window,omitempty" jsonschema:"today (default), yesterday or a duration such as 6h: the data the checks re-run over"`
 	TimeZone        string   `json:"time_zone,omitempty" jsonschema:"IANA zone for today/yesterday (default UTC)"`
-	TimestampColumn string   `json:"timestamp_column,omitempty" jsonschema:"The table's event-time column (default: detected)"`
+	TimestampColumn string   `json:"timestamp_column,omitempty" jsonschema:"The tables' event-time column (default: detected per table)"`
 	KeyColumns      []string `json:"key_columns,omitempty" jsonschema:"The key for a uniqueness incident (default: the key of the failing check)"`
 }
 
 type verifyCheck struct {
+	Asset   string  `json:"asset"`
+	Origin  string  `json:"origin" jsonschema:"incident (its own failing check) or the plan check it came from"`
 	Check   string  `json:"check"`
 	Metric  string  `json:"metric"`
 	Subject string  `json:"subject,omitempty"`
@@ -38,6 +40,7 @@ type verifyCheck struct {
 type verifyResult struct {
 	Incident   incidents.Incident `json:"incident" jsonschema:"The incident after verification"`
 	Checks     []verifyCheck      `json:"checks"`
+	Superseded string             `json:"superseded,omitempty" jsonschema:"Why the incident's own check was replaced by a plan check on the table the data now lands in"`
 	Resolved   bool               `json:"resolved"`
 	Failed     bool               `json:"failed" jsonschema:"true when a check still fails; the incident stays open"`
 	ReceiptSeq int64              `json:"receipt_seq,omitempty"`
@@ -83,7 +86,7 @@ func tableOf(asset, engine string) (string, error) {
 
 func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("verify_incident",
-		"Re-run the incident's failing check over the window (default today) on the columns that failed. Resolves the incident and writes its "+
+		"Re-run the incident's failing check and the checks of its latest plan over the window (default today). Resolves the incident and writes its "+
 			"hash-chained receipt only when every result passes; otherwise records what still fails and returns failed=true.",
 		func(ctx context.Context, p verifyParams) (verifyResult, error) {
 			incs, err := incidentStore(ctx, env)
@@ -97,88 +100,13 @@ func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 			if !incidents.IsOpen(inc.Status) {
 				return verifyResult{}, fmt.Errorf("incident #%d is already %s; nothing to verify", inc.ID, inc.Status)
 			}
-			metric, check, err := metricOf(inc.FailureMode)
+			run, err := runIncidentChecks(ctx, env, inc, checkOptions{Window: p.Window, TimeZone: p.TimeZone, TimestampColumn: p.TimestampColumn, KeyColumns: p.KeyColumns})
 			if err != nil {
 				return verifyResult{}, err
 			}
-			if env.Config.Warehouse == nil {
-				return verifyResult{}, fmt.Errorf("warehouse is not configured: set warehouse.engine and warehouse.dsn in %s", env.Config.Source)
-			}
-			table, err := tableOf(inc.Asset, env.Config.Warehouse.Engine)
-			if err != nil {
-				return verifyResult{}, err
-			}
-			now := env.Now()
-			w, err := quality.ParseWindow(quality.WindowSpec{Window: p.Window, TimeZone: p.TimeZone}, now)
-			if err != nil {
-				return verifyResult{}, err
-			}
-			st, err := env.Store.Get(ctx)
-			if err != nil {
-				return verifyResult{}, err
-			}
-			hist := quality.NewHistory(st)
-			// The last run with a failing point of this metric says which subjects failed.
-			runs, err := hist.Runs(ctx, quality.HistoryQuery{Asset: inc.Asset, Metric: metric, Limit: 200})
-			if err != nil {
-				return verifyResult{}, err
-			}
-			var before []receipts.Check
-			var subjects []string
-			for _, r := range runs {
-				if r.Asset != inc.Asset {
-					continue
-				}
-				for _, m := range r.Metrics {
-					if m.Status == string(quality.Fail) || m.Status == string(quality.Warn) {
-						before = append(before, receipts.Check{At: r.StartedAt, Asset: r.Asset, Metric: m.Metric, Subject: m.Subject, Value: m.Value, Status: m.Status})
-						if m.Subject != "" && !slices.Contains(subjects, m.Subject) {
-							subjects = append(subjects, m.Subject)
-						}
-					}
-				}
-				if len(before) > 0 {
-					break
-				}
-			}
-			req := quality.Request{Table: table, TimestampColumn: p.TimestampColumn, Window: w, Checks: []quality.Check{check}}
-			switch check {
-			case quality.NullRate:
-				req.Columns = subjects
-			case quality.Uniqueness:
-				req.KeyColumns = p.KeyColumns
-				if len(req.KeyColumns) == 0 && len(subjects) > 0 {
-					req.KeyColumns = strings.Split(subjects[0], ",")
-				}
-			}
-			wh, err := warehouse.Connect(env.Config.Warehouse)
-			if err != nil {
-				return verifyResult{}, err
-			}
-			defer wh.Close()
-			rep, err := quality.NewChecker(wh, hist, env.Now).Run(ctx, req)
-			if err != nil {
-				return verifyResult{}, fmt.Errorf("re-run %s on %s: %w", check, table, err)
-			}
-			out := verifyResult{Checks: []verifyCheck{}}
-			var after []receipts.Check
-			var failing []string
-			for _, r := range rep.Results {
-				out.Checks = append(out.Checks, verifyCheck{Check: r.Check, Metric: r.Metric, Subject: r.Subject, Value: r.Value, Status: string(r.Status), Why: r.Why})
-				after = append(after, receipts.Check{At: now, Asset: rep.Asset, Metric: r.Metric, Subject: r.Subject, Value: r.Value, Status: string(r.Status), Why: r.Why})
-				if r.Status != quality.Pass {
-					name := r.Metric
-					if r.Subject != "" {
-						name += " (" + r.Subject + ")"
-					}
-					failing = append(failing, fmt.Sprintf("%s %s: %s", name, r.Status, r.Why))
-				}
-			}
-			if len(rep.Results) == 0 {
-				failing = append(failing, "the re-run produced no result for "+string(check))
-			}
-			if len(failing) > 0 {
-				detail := fmt.Sprintf("re-ran %s %s (check run #%d): still not passing: %s", check, w.Label, rep.RunID, strings.Join(failing, "; "))
+			out := verifyResult{Checks: run.Checks, Superseded: run.Superseded}
+			if !run.Passed() {
+				detail := fmt.Sprintf("re-ran %s: still not passing: %s", run.Summary(), strings.Join(run.Failing, "; "))
 				if err := incs.AddEvent(ctx, inc.ID, "verified", env.Agent, detail); err != nil {
 					return verifyResult{}, err
 				}
@@ -189,12 +117,11 @@ func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 				out.Next = "The incident stays open. Fix what still fails (see checks), then run verify_incident again."
 				return out, nil
 			}
-			note := fmt.Sprintf("verify_incident: %s passed %s on %s (check run #%d)", check, w.Label, strings.Join(subjectsOf(rep.Results), ", "), rep.RunID)
-			resolved, err := incs.SetStatus(ctx, inc.ID, incidents.StatusResolved, env.Agent, note)
+			resolved, err := incs.SetStatus(ctx, inc.ID, incidents.StatusResolved, env.Agent, "verify_incident: all passed: "+run.Summary())
 			if err != nil {
 				return verifyResult{}, err
 			}
-			body, err := receiptBody(ctx, env, incs, resolved, before, after)
+			body, err := receiptBody(ctx, env, incs, resolved, run.Before, run.After)
 			if err != nil {
 				return verifyResult{}, fmt.Errorf("incident #%d is resolved but its receipt could not be assembled: %w", inc.ID, err)
 			}
@@ -211,20 +138,6 @@ func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 			out.Next = fmt.Sprintf("Resolved. get_receipt with incident_id %d reads the receipt; verify_receipts checks the chain.", inc.ID)
 			return out, nil
 		})
-}
-
-func subjectsOf(rs []quality.Result) []string {
-	var out []string
-	for _, r := range rs {
-		s := r.Metric
-		if r.Subject != "" {
-			s = r.Subject
-		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // receiptBody assembles the receipt from what the store records: the incident, its diagnosis, the
@@ -268,19 +181,41 @@ func receiptBody(ctx context.Context, env *mcpkit.Env, incs *incidents.Store, in
 		return b, err
 	}
 	slices.SortFunc(reqs, func(x, y approvals.Request) int { return int(x.ID - y.ID) })
-	for _, r := range reqs {
-		b.Proposals = append(b.Proposals, receipts.Proposal{Class: r.Class, Target: r.Target, Title: r.Title, Executor: r.Executor})
-		b.Approvals = append(b.Approvals, receipts.Approval{RequestID: r.ID, Class: r.Class, Title: r.Title, PayloadSHA256: r.PayloadSHA256,
-			Status: r.Status, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt})
-	}
 	st, err := env.Store.Get(ctx)
 	if err != nil {
 		return b, err
 	}
-	exec := remediation.New(st, env.Config, svc, remediation.Backends{
-		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(env.Config.Airflow) },
-		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(env.Config.DBT) },
-	}, env.Now)
+	// The plan's proposals, in order, each with the request routed for it; then requests no plan
+	// step accounts for (client-authored proposals requested directly).
+	plan, err := plans.Latest(ctx, st, inc.ID)
+	if err != nil && !errors.Is(err, plans.ErrNoPlan) {
+		return b, err
+	}
+	b.PlanID = plan.ID
+	used := map[int64]bool{}
+	for _, p := range plan.Proposals {
+		rp := receipts.Proposal{Order: p.Order, Class: p.Class, Target: p.Target, Title: p.Title, Executor: p.Executor,
+			Reversible: p.Reversible, Undo: p.Undo, Why: p.Why}
+		if _, h, err := approvals.Canonical(p.Payload); err == nil {
+			rp.PayloadSHA256 = h
+		}
+		for _, r := range reqs {
+			if !used[r.ID] && r.Class == p.Class && r.Target == p.Target && r.PayloadSHA256 == rp.PayloadSHA256 {
+				rp.RequestID, used[r.ID] = r.ID, true
+				break
+			}
+		}
+		b.Proposals = append(b.Proposals, rp)
+	}
+	for _, r := range reqs {
+		if !used[r.ID] {
+			b.Proposals = append(b.Proposals, receipts.Proposal{Class: r.Class, Target: r.Target, Title: r.Title, Executor: r.Executor,
+				PayloadSHA256: r.PayloadSHA256, RequestID: r.ID})
+		}
+		b.Approvals = append(b.Approvals, receipts.Approval{RequestID: r.ID, Class: r.Class, Title: r.Title, PayloadSHA256: r.PayloadSHA256,
+			Status: r.Status, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt})
+	}
+	exec := executor(st, env, svc)
 	acts, err := exec.ForIncident(ctx, inc.ID)
 	if err != nil {
 		return b, err
@@ -295,7 +230,8 @@ func receiptBody(ctx context.Context, env *mcpkit.Env, incs *incidents.Store, in
 		if a.Status == remediation.StatusOwnerSteps {
 			result = strings.Join(a.Steps, "; ")
 		}
-		b.Actions = append(b.Actions, receipts.Action{ID: a.ID, Class: a.Class, Target: a.Target, Status: a.Status, Result: result, Undo: a.Undo.Description})
+		b.Actions = append(b.Actions, receipts.Action{ID: a.ID, Class: a.Class, Target: a.Target, Status: a.Status, Result: result, Undo: a.Undo.Description,
+			Authority: a.Authority, RequestID: a.RequestID, ApprovedBy: a.ApprovedBy, Rule: a.Rule, PayloadSHA256: a.PayloadSHA256})
 		if a.Undo.Description != "" {
 			b.Undo = append(b.Undo, fmt.Sprintf("action #%d (%s on %s): %s", a.ID, a.Class, a.Target, a.Undo.Description))
 		}

@@ -15,7 +15,9 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/diagnosis"
 	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/warehouse"
@@ -55,16 +57,12 @@ func usageWarehouse(t *testing.T, today time.Time) (path string, rw *sql.DB) {
 	return path, rw
 }
 
-func TestVerifyIncidentResolvesOnlyWhenTheCheckPasses(t *testing.T) {
+// seedHistory runs the null-rate check at noon on each of the six days before today (all pass) and
+// today (fails), as dw-quality's monitor would, and returns today's failing report. It leaves the
+// clock at today's noon.
+func seedHistory(t *testing.T, env *mcpkit.Env, clock *time.Time, today time.Time) *quality.Report {
+	t.Helper()
 	ctx := context.Background()
-	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
-	clock := today.Add(-6*24*time.Hour + 12*time.Hour)
-	env := mcpkittest.Env(t, "dw-incidents")
-	env.Now = func() time.Time { return clock }
-	path, rw := usageWarehouse(t, today)
-	env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
-
-	// History: six good days at noon, then today's run fails on egress_bytes nulls.
 	st, err := env.Store.Get(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +75,8 @@ func TestVerifyIncidentResolvesOnlyWhenTheCheckPasses(t *testing.T) {
 	checker := quality.NewChecker(wh, quality.NewHistory(st), env.Now)
 	var rep *quality.Report
 	for day := 6; day >= 0; day-- {
-		clock = today.Add(time.Duration(-day)*24*time.Hour + 12*time.Hour)
-		w, err := quality.ParseWindow(quality.WindowSpec{}, clock)
+		*clock = today.Add(time.Duration(-day)*24*time.Hour + 12*time.Hour)
+		w, err := quality.ParseWindow(quality.WindowSpec{}, *clock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +86,24 @@ func TestVerifyIncidentResolvesOnlyWhenTheCheckPasses(t *testing.T) {
 		if want := day == 0; rep.Failed != want {
 			t.Fatalf("day -%d: failed=%v, want %v: %s", day, rep.Failed, want, rep.Summary)
 		}
+	}
+	return rep
+}
+
+func TestVerifyIncidentResolvesOnlyWhenTheCheckPasses(t *testing.T) {
+	ctx := context.Background()
+	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	clock := today.Add(-6*24*time.Hour + 12*time.Hour)
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Now = func() time.Time { return clock }
+	path, rw := usageWarehouse(t, today)
+	env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+
+	// History: six good days at noon, then today's run fails on egress_bytes nulls.
+	rep := seedHistory(t, env, &clock, today)
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	incs := incidents.New(st, env.Now)
 	opened, err := incs.Open(ctx, rep.Asset, "null_rate", "sev2", "egress_bytes 50% null today against 0% in every earlier check", "dw-quality")
@@ -240,4 +256,96 @@ func TestReceiptBodyTakesTheTopCandidatesEvidence(t *testing.T) {
 	if b, err = receiptBody(ctx, env, incs, inc, nil, nil); err != nil || len(b.Evidence) != 0 {
 		t.Fatalf("%v %+v", err, b)
 	}
+}
+
+// When the plan moves the data to a -v2 table, the incident is judged on the new table (the old one
+// keeps its bad rows), together with every other check the plan names; all must pass.
+func TestVerifyIncidentJudgesThePlansChecksAndTheSupersedingOne(t *testing.T) {
+	ctx := context.Background()
+	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var clock time.Time
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Now = func() time.Time { return clock }
+	path, rw := usageWarehouse(t, today)
+	env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+	rep := seedHistory(t, env, &clock, today)
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The corrected statement writes usage_hourly_v2: every hour has egress_bytes, but one usage_id is doubled.
+	if _, err := rw.Exec(`CREATE TABLE usage_hourly_v2 AS SELECT usage_id, account_id, hour, COALESCE(egress_bytes, 1000 * account_id) AS egress_bytes FROM usage_hourly`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Exec(`INSERT INTO usage_hourly_v2 SELECT usage_id, account_id, hour, egress_bytes FROM usage_hourly_v2 WHERE hour = ?`, today.Add(3*time.Hour).Format("2006-01-02 15:04:05")); err != nil {
+		t.Fatal(err)
+	}
+	v2 := strings.Replace(rep.Asset, "usage_hourly", "usage_hourly_v2", 1)
+	incs := incidents.New(st, env.Now)
+	opened, err := incs.Open(ctx, rep.Asset, "null_rate", "sev1", "egress_bytes null", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := plans.Save(ctx, st, plans.Plan{IncidentID: opened.ID, CreatedBy: "dw-incidents",
+		Proposals: []plans.Proposal{{Order: 1, Class: config.ClassFlinkStatement, Target: "flink:statement/usage-hourly-rollup", Title: "Corrected statement into usage-hourly-v2",
+			Payload: map[string]any{"statement": "INSERT INTO `usage-hourly-v2` SELECT 1"}, Executor: plans.ExecutorOwner, Undo: "stop the -v2 statement"}},
+		Checks: []plans.Check{
+			{Asset: v2, Check: "null_rate", Columns: []string{"egress_bytes"}, Supersedes: rep.Asset, Why: "the data now lands in usage_hourly_v2"},
+			{Asset: v2, Check: "uniqueness", KeyColumns: []string{"usage_id"}, Why: "usage_id stays unique"},
+		}}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	clock = today.Add(12*time.Hour + 10*time.Minute)
+	var got verifyResult
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": opened.ID, "timestamp_column": "hour"}, &got); e != "" {
+		t.Fatal(e)
+	}
+	if got.Resolved || !got.Failed || len(got.Checks) != 2 {
+		t.Fatalf("a failing plan check resolved the incident: %+v", got)
+	}
+	for _, c := range got.Checks {
+		if c.Asset != v2 || !strings.HasPrefix(c.Origin, fmt.Sprintf("plan #%d", plan.ID)) {
+			t.Errorf("check %+v: want it on %s from the plan (the old table's own check is superseded)", c, v2)
+		}
+		if want := map[string]string{"null_rate": "pass", "duplicate_rows": "fail"}[c.Metric]; c.Status != want {
+			t.Errorf("%s: %s, want %s", c.Metric, c.Status, want)
+		}
+	}
+	last := got.Incident.Events[len(got.Incident.Events)-1]
+	if !strings.Contains(last.Detail, "duplicate_rows") || !strings.Contains(last.Detail, "superseded") {
+		t.Errorf("timeline: %+v", last)
+	}
+
+	if _, err := rw.Exec(`DELETE FROM usage_hourly_v2 WHERE rowid NOT IN (SELECT MIN(rowid) FROM usage_hourly_v2 GROUP BY usage_id)`); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(10 * time.Minute)
+	got = verifyResult{}
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": opened.ID, "timestamp_column": "hour"}, &got); e != "" {
+		t.Fatal(e)
+	}
+	if !got.Resolved || got.Failed {
+		t.Fatalf("all plan checks pass but not resolved: %+v", got)
+	}
+	// The receipt carries the plan's proposals with their undo, and the checks after on the new table.
+	for _, want := range []string{"Plan #", "Corrected statement into usage-hourly-v2", "stop the -v2 statement", "| none |", v2, "## Checks before"} {
+		if !strings.Contains(got.Receipt, want) {
+			t.Errorf("receipt lacks %q:\n%s", want, got.Receipt)
+		}
+	}
+	// The old table still has its nulls: the incident was judged where the data now lands.
+	if n := countNulls(t, rw, "usage_hourly"); n == 0 {
+		t.Fatal("test setup: the old table was fixed")
+	}
+}
+
+func countNulls(t *testing.T, db *sql.DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM ` + table + ` WHERE egress_bytes IS NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

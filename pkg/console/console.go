@@ -1,6 +1,7 @@
 // Package console is the approver's web page: a local HTTP server on 127.0.0.1 where a named approver
-// signs in with their token, reviews pending proposals (payload and its SHA-256, history), approves
-// or rejects them, and reads receipts. It is the human side: nothing here is reachable through MCP.
+// signs in with their token, sees the incidents (open first) with their timeline, the blast radius of
+// each incident's asset and its remediation plan with every payload shown readably, approves or
+// rejects the proposals, and reads receipts. It is the human side: nothing here is reachable through MCP.
 package console
 
 import (
@@ -21,16 +22,33 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 //go:embed templates/*.html
 var templateFiles embed.FS
 
+// Sources are what the console reads. Approvals is required; the rest may be nil, which hides the
+// part of the page that needs it.
+type Sources struct {
+	Approvals *approvals.Service
+	Receipts  *receipts.Chain
+	Incidents *incidents.Store
+	Graph     *graph.Graph
+	// Store holds the remediation plans.
+	Store *store.Store
+}
+
 // Server serves the console.
 type Server struct {
 	approvals *approvals.Service
 	receipts  *receipts.Chain // may be nil before any receipt exists
+	incidents *incidents.Store
+	graph     *graph.Graph
+	st        *store.Store
 	now       func() time.Time
 	tmpl      *template.Template
 	ttl       time.Duration
@@ -45,17 +63,23 @@ type session struct {
 	expires  time.Time
 }
 
-// New builds the console over the approvals service and the receipt chain.
-func New(svc *approvals.Service, chain *receipts.Chain, now func() time.Time) (*Server, error) {
+// New builds the console over its sources.
+func New(src Sources, now func() time.Time) (*Server, error) {
+	if src.Approvals == nil {
+		return nil, errors.New("console: the approvals service is required")
+	}
 	tmpl, err := template.New("").Funcs(template.FuncMap{
-		"json": func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
-		"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 MST") },
-		"join": strings.Join,
+		"json":    func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
+		"time":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 MST") },
+		"join":    strings.Join,
+		"payload": readablePayload,
+		"urns":    func(us []graph.URN) string { return joinURNs(us) },
 	}).ParseFS(templateFiles, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
-	return &Server{approvals: svc, receipts: chain, now: now, tmpl: tmpl, ttl: 8 * time.Hour, sessions: map[string]session{}}, nil
+	return &Server{approvals: src.Approvals, receipts: src.Receipts, incidents: src.Incidents, graph: src.Graph, st: src.Store,
+		now: now, tmpl: tmpl, ttl: 8 * time.Hour, sessions: map[string]session{}}, nil
 }
 
 // CheckLoopback refuses any listen address that is not on the loopback interface.
@@ -84,6 +108,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /requests/{id}", s.authed(s.request))
 	mux.HandleFunc("POST /requests/{id}/decide", s.authed(s.decide))
 	mux.HandleFunc("GET /receipts/{seq}", s.authed(s.receipt))
+	mux.HandleFunc("GET /incidents/{id}", s.authed(s.incident))
 	return s.guard(mux)
 }
 
@@ -202,8 +227,23 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request, sess session) {
 			return
 		}
 	}
+	var incs []incidents.Incident
+	if s.incidents != nil {
+		// Open incidents first, then the most recently closed.
+		open, err := s.incidents.History(ctx, incidents.Query{Status: "open", Limit: 100})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		closed, err := s.incidents.History(ctx, incidents.Query{Status: "closed", Limit: 20})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		incs = append(open, closed...)
+	}
 	s.render(w, "index.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "Pending": pending, "Decided": decided,
-		"Stop": stop, "Receipts": rs, "Flash": r.URL.Query().Get("flash")})
+		"Stop": stop, "Receipts": rs, "Flash": r.URL.Query().Get("flash"), "ShowIncidents": s.incidents != nil, "Incidents": incs})
 }
 
 func pathID(r *http.Request, key string) (int64, error) {

@@ -9,16 +9,18 @@ import (
 
 // Body is what a receipt records, in the order an auditor reads it.
 type Body struct {
-	Incident     IncidentSummary `json:"incident"`
-	Cause        string          `json:"cause"`
-	Evidence     []Evidence      `json:"evidence"`
-	Proposals    []Proposal      `json:"proposals"`
-	Approvals    []Approval      `json:"approvals"`
-	Actions      []Action        `json:"actions"`
-	ChecksBefore []Check         `json:"checks_before"`
-	ChecksAfter  []Check         `json:"checks_after"`
-	Undo         []string        `json:"undo"`
-	Outcome      string          `json:"outcome"`
+	Incident IncidentSummary `json:"incident"`
+	// PlanID is the remediation plan the proposals come from (0 when there was none).
+	PlanID       int64      `json:"plan_id,omitempty"`
+	Cause        string     `json:"cause"`
+	Evidence     []Evidence `json:"evidence"`
+	Proposals    []Proposal `json:"proposals"`
+	Approvals    []Approval `json:"approvals"`
+	Actions      []Action   `json:"actions"`
+	ChecksBefore []Check    `json:"checks_before"`
+	ChecksAfter  []Check    `json:"checks_after"`
+	Undo         []string   `json:"undo"`
+	Outcome      string     `json:"outcome"`
 }
 
 // IncidentSummary identifies the incident.
@@ -41,10 +43,18 @@ type Evidence struct {
 
 // Proposal is one step of the plan.
 type Proposal struct {
-	Class    string `json:"class"`
-	Target   string `json:"target"`
-	Title    string `json:"title"`
-	Executor string `json:"executor"`
+	Order      int    `json:"order,omitempty"`
+	Class      string `json:"class"`
+	Target     string `json:"target"`
+	Title      string `json:"title"`
+	Executor   string `json:"executor"`
+	Reversible bool   `json:"reversible,omitempty"`
+	Undo       string `json:"undo,omitempty"`
+	Why        string `json:"why,omitempty"`
+	// PayloadSHA256 is the hash of exactly what would run.
+	PayloadSHA256 string `json:"payload_sha256,omitempty"`
+	// RequestID is the approval request routed for it (0: none, e.g. a step L3 ran under its rule).
+	RequestID int64 `json:"request_id,omitempty"`
 }
 
 // Approval is one decision by a named person.
@@ -66,6 +76,13 @@ type Action struct {
 	Status string `json:"status"`
 	Result string `json:"result"`
 	Undo   string `json:"undo"`
+	// Authority is approval (request RequestID, decided by ApprovedBy) or l3_clean_record (Rule says
+	// which rule and which record of approved, verified runs it relied on).
+	Authority     string `json:"authority,omitempty"`
+	RequestID     int64  `json:"request_id,omitempty"`
+	ApprovedBy    string `json:"approved_by,omitempty"`
+	Rule          string `json:"rule,omitempty"`
+	PayloadSHA256 string `json:"payload_sha256,omitempty"`
 }
 
 // Check is one metric as measured before or after the fix.
@@ -106,9 +123,21 @@ func Markdown(r Receipt, b Body) string {
 		}
 	}
 	if len(b.Proposals) > 0 {
-		s.WriteString("\n## Plan\n\n| # | Class | Target | Executed by | Proposal |\n|---|---|---|---|---|\n")
+		s.WriteString("\n## Plan\n\n")
+		if b.PlanID != 0 {
+			fmt.Fprintf(&s, "Plan #%d.\n\n", b.PlanID)
+		}
+		s.WriteString("| # | Class | Target | Executed by | Proposal | Approval request | Undo |\n|---|---|---|---|---|---|---|\n")
 		for i, p := range b.Proposals {
-			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s |\n", i+1, p.Class, p.Target, p.Executor, mdCell(p.Title))
+			n := p.Order
+			if n == 0 {
+				n = i + 1
+			}
+			req := "none"
+			if p.RequestID != 0 {
+				req = fmt.Sprintf("#%d", p.RequestID)
+			}
+			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s | %s | %s |\n", n, p.Class, p.Target, p.Executor, mdCell(p.Title), req, mdCell(p.Undo))
 		}
 	}
 	if len(b.Approvals) > 0 {
@@ -122,9 +151,9 @@ func Markdown(r Receipt, b Body) string {
 		}
 	}
 	if len(b.Actions) > 0 {
-		s.WriteString("\n## Actions\n\n| # | Class | Target | Result | Undo |\n|---|---|---|---|---|\n")
+		s.WriteString("\n## Actions\n\n| # | Class | Target | Authority | Result | Undo |\n|---|---|---|---|---|---|\n")
 		for _, a := range b.Actions {
-			fmt.Fprintf(&s, "| %d | %s | `%s` | %s: %s | %s |\n", a.ID, a.Class, a.Target, a.Status, mdCell(a.Result), mdCell(a.Undo))
+			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s: %s | %s |\n", a.ID, a.Class, a.Target, mdCell(a.AuthorityLine()), a.Status, mdCell(a.Result), mdCell(a.Undo))
 		}
 	}
 	for _, part := range []struct {
@@ -151,6 +180,17 @@ func Markdown(r Receipt, b Body) string {
 	}
 	fmt.Fprintf(&s, "\n---\nWritten %s · chain MAC `%s` (previous `%s`). `verify_receipts` checks the whole chain.\n", ts(r.CreatedAt), r.MAC, r.PrevMAC)
 	return s.String()
+}
+
+// AuthorityLine says in words what an action ran on.
+func (a Action) AuthorityLine() string {
+	switch a.Authority {
+	case "l3_clean_record":
+		return "no new approval (L3): " + a.Rule
+	case "approval":
+		return fmt.Sprintf("approval #%d by %s", a.RequestID, a.ApprovedBy)
+	}
+	return ""
 }
 
 func mdCell(s string) string {

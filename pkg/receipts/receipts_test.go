@@ -155,3 +155,24 @@ func TestConcurrentKeyCreationYieldsOneKey(t *testing.T) {
 		t.Errorf("corrupt key: %v", err)
 	}
 }
+
+// The Markdown names what each action ran on: a named approval, or the L3 rule and its record.
+func TestMarkdownSaysWhatEachActionRanOn(t *testing.T) {
+	at := time.Date(2026, 11, 29, 15, 30, 0, 0, time.UTC)
+	b := Body{Incident: IncidentSummary{ID: 1, Asset: "warehouse:sqlite/main.usage_hourly", OpenedAt: at}, PlanID: 4, Cause: "v12 removed response_bytes",
+		Proposals: []Proposal{
+			{Order: 1, Class: "pause_job", Target: "job:airflow/x", Title: "Pause x", Executor: "data_workers", RequestID: 7, Undo: "unpause x"},
+			{Order: 2, Class: "trigger_job", Target: "job:airflow/x", Title: "Re-run x", Executor: "data_workers"},
+		},
+		Actions: []Action{
+			{ID: 10, Class: "pause_job", Target: "job:airflow/x", Status: "succeeded", Undo: "unpause x", Authority: "approval", RequestID: 7, ApprovedBy: "ann"},
+			{ID: 11, Class: "trigger_job", Target: "job:airflow/x", Status: "succeeded", Undo: "mark the run failed", Authority: "l3_clean_record", Rule: "L3 clean record: actions #1, #2, #3"},
+		}, Outcome: "resolved"}
+	md := Markdown(Receipt{Seq: 1, CreatedAt: at}, b)
+	for _, want := range []string{"Plan #4.", "| 1 | pause_job | `job:airflow/x` | data_workers | Pause x | #7 | unpause x |", "| 2 | trigger_job | `job:airflow/x` | data_workers | Re-run x | none |",
+		"| approval #7 by ann |", "| no new approval (L3): L3 clean record: actions #1, #2, #3 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

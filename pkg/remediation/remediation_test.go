@@ -13,8 +13,10 @@ import (
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -43,7 +45,7 @@ func newWorld(t *testing.T, autonomy string) *world {
 	cfg := &config.Config{
 		Airflow: &config.Airflow{URL: af.URL, APIVersion: "v2", Token: af.Token, Timeout: 5 * time.Second},
 		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbt.URL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
-		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*"}, Autonomy: autonomy,
+		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*", "schema:*"}, Autonomy: autonomy,
 			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
 	}
 	svc := approvals.New(st, cfg, time.Now, nil)
@@ -197,5 +199,172 @@ func TestL3NeedsACleanRecordOfVerifiedRuns(t *testing.T) {
 	w2 := newWorld(t, "L2")
 	if ok, why, _ = w2.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); ok || !strings.Contains(why, "needs L3") {
 		t.Fatalf("%v %s", ok, why)
+	}
+}
+
+// cleanRecord gives class on target CleanRecordRuns approved, succeeded and verified runs.
+func (w *world) cleanRecord(t *testing.T, p approvals.Proposal) {
+	t.Helper()
+	for i := 0; i < CleanRecordRuns; i++ {
+		a, err := w.exec.Run(context.Background(), w.approved(t, p).ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.exec.MarkVerified(context.Background(), a.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// plan stores a plan for a new incident and returns it.
+func (w *world) plan(t *testing.T, props ...plans.Proposal) plans.Plan {
+	t.Helper()
+	ctx := context.Background()
+	inc, err := incidents.New(w.st, time.Now).Open(ctx, "warehouse:sqlite/main.usage_hourly", "null_rate", "sev2", "nulls", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plans.Save(ctx, w.st, plans.Plan{IncidentID: inc.ID, CreatedBy: "dw-incidents", Proposals: props}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func stepOf(t *testing.T, p plans.Plan, order int) PlanStep {
+	t.Helper()
+	for _, pr := range p.Proposals {
+		if pr.Order == order {
+			_, h, err := approvals.Canonical(pr.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return PlanStep{IncidentID: p.IncidentID, PlanID: p.ID, Order: order, PayloadSHA256: h}
+		}
+	}
+	t.Fatalf("no step %d", order)
+	return PlanStep{}
+}
+
+var rerun = plans.Proposal{Order: 2, Class: config.ClassTriggerJob, Target: "job:airflow/sync_metered_usage_to_stripe", Title: "Re-send today's usage",
+	Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}, Executor: plans.ExecutorDataWorkers, Reversible: true}
+
+func TestL3RunsAPlanStepWithACleanRecordOnceAndRecordsTheRule(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "earlier rerun", Payload: rerun.Payload})
+	p := w.plan(t, rerun)
+	a, err := w.exec.RunPlanStep(ctx, stepOf(t, p, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != StatusSucceeded || a.Authority != AuthorityL3 || a.RequestID != 0 || a.ApprovedBy != "" || len(a.Record) != CleanRecordRuns ||
+		!strings.Contains(a.Rule, "L3 clean record") || !strings.Contains(a.Rule, "#1, #2, #3") || a.PlanID != p.ID || a.PlanOrder != 2 || a.Undo.Description == "" {
+		t.Fatalf("%+v", a)
+	}
+	if runs := w.airflow.Runs(); len(runs) != CleanRecordRuns+1 || !strings.Contains(runs[CleanRecordRuns]["note"].(string), "L3, no new approval") {
+		t.Fatalf("runs %v", runs)
+	}
+	// Stored as such, and a step runs once.
+	stored, _ := w.exec.ForIncident(ctx, p.IncidentID)
+	if len(stored) != 1 || stored[0].Authority != AuthorityL3 || stored[0].Rule != a.Rule || len(stored[0].Record) != CleanRecordRuns || stored[0].PayloadSHA256 != a.PayloadSHA256 {
+		t.Fatalf("stored %+v", stored)
+	}
+	if _, err := w.exec.RunPlanStep(ctx, stepOf(t, p, 2)); err == nil || !strings.Contains(err.Error(), "already ran") {
+		t.Fatalf("second run: %v", err)
+	}
+	// Its own run awaits verification, which keeps the next one waiting for a person.
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target); ok || !strings.Contains(why, "1 still await verification") {
+		t.Fatalf("%v %s", ok, why)
+	}
+}
+
+func TestL3RefusesWhatTheRuleDoesNotCover(t *testing.T) {
+	ctx := context.Background()
+	schema := plans.Proposal{Order: 1, Class: config.ClassRegisterSchema, Target: "schema:api-usage-value", Title: "Register v13",
+		Payload: map[string]any{"subject": "api-usage-value"}, Executor: plans.ExecutorDataWorkers, Reversible: true}
+	flink := plans.Proposal{Order: 3, Class: config.ClassFlinkStatement, Target: "flink:statement/usage-hourly-rollup", Title: "Corrected statement",
+		Payload: map[string]any{"statement": "INSERT INTO x SELECT 1"}, Executor: plans.ExecutorOwner, Reversible: true}
+	for _, tc := range []struct {
+		name     string
+		autonomy string
+		prepare  func(w *world)
+		step     plans.Proposal
+		want     string
+	}{
+		{"L2", "L2", func(w *world) {
+			w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
+		}, rerun, "needs L3"},
+		{"a failed earlier run", "L3", func(w *world) {
+			w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
+			w.exec.Run(ctx, w.approved(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: map[string]any{"dag_id": "missing"}}).ID)
+		}, rerun, "1 runs failed"},
+		{"an unverified earlier run", "L3", func(w *world) {
+			w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
+			w.exec.Run(ctx, w.approved(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "y", Payload: rerun.Payload}).ID)
+		}, rerun, "1 still await verification"},
+		{"a short record", "L3", func(w *world) {}, rerun, "only 0 approved"},
+		{"register_schema", "L3", func(w *world) {}, schema, "not a reversible class"},
+		{"owner-only", "L3", func(w *world) {}, flink, "executed by owner"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, tc.autonomy)
+			tc.prepare(w)
+			before := len(w.airflow.Runs())
+			p := w.plan(t, tc.step)
+			_, err := w.exec.RunPlanStep(ctx, stepOf(t, p, tc.step.Order))
+			if !errors.Is(err, ErrNeedsApproval) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrNeedsApproval mentioning %q", err, tc.want)
+			}
+			if as, _ := w.exec.ForIncident(ctx, p.IncidentID); len(as) != 0 || len(w.airflow.Runs()) != before {
+				t.Fatalf("something ran: %+v", as)
+			}
+		})
+	}
+}
+
+func TestL3NeverGoesAroundARequestTheStopOrAnEditedPayload(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
+	p := w.plan(t, rerun)
+	step := stepOf(t, p, 2)
+
+	// A hash other than the stored payload's voids the step.
+	edited := step
+	edited.PayloadSHA256 = sum("something else")
+	if _, err := w.exec.RunPlanStep(ctx, edited); !errors.Is(err, approvals.ErrVoided) {
+		t.Fatalf("edited payload: %v", err)
+	}
+	// The stop blocks it.
+	if _, err := w.svc.SetStop(ctx, "ann", "tok", true, "numbers wrong"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.exec.RunPlanStep(ctx, step); !errors.Is(err, approvals.ErrStopped) {
+		t.Fatalf("ran during the stop: %v", err)
+	}
+	if _, err := w.svc.SetStop(ctx, "ann", "tok", false, "fixed"); err != nil {
+		t.Fatal(err)
+	}
+	// A request for the same class and target (here rejected) is never bypassed.
+	r, err := w.svc.Request(ctx, approvals.Proposal{IncidentID: p.IncidentID, Class: rerun.Class, Target: rerun.Target, Title: rerun.Title, Payload: rerun.Payload}, "dw-incidents", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.Decide(ctx, approvals.Decision{RequestID: r.ID, Approver: "ann", Token: "tok", Approve: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.exec.RunPlanStep(ctx, step); !errors.Is(err, ErrNeedsApproval) || !strings.Contains(err.Error(), "has an approval request") {
+		t.Fatalf("rejected step ran: %v", err)
+	}
+	// A newer plan replaces the old one's steps.
+	if _, err := plans.Save(ctx, w.st, plans.Plan{IncidentID: p.IncidentID, CreatedBy: "dw-incidents"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.exec.RunPlanStep(ctx, step); !errors.Is(err, ErrNeedsApproval) || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("stale plan: %v", err)
+	}
+	if len(w.airflow.Runs()) != CleanRecordRuns {
+		t.Fatalf("runs %d", len(w.airflow.Runs()))
 	}
 }

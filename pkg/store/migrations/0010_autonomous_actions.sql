@@ -1,0 +1,39 @@
+-- Actions (pkg/remediation) that ran at L3 without a new approval: request_id becomes optional, and
+-- each action says on what authority it ran (a named approval, or the L3 clean-record rule with the
+-- record it relied on), the SHA-256 of the payload it dispatched, and the plan step it carried out,
+-- so a plan step runs once. SQLite cannot relax NOT NULL in place, so the table is rebuilt; nothing
+-- references actions, and the copy keeps every id.
+CREATE TABLE actions_v2 (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_id     INTEGER REFERENCES approval_requests (id),
+    incident_id    INTEGER NOT NULL DEFAULT 0,
+    class          TEXT    NOT NULL,
+    target         TEXT    NOT NULL,
+    payload        TEXT    NOT NULL,
+    approved_by    TEXT    NOT NULL,
+    status         TEXT    NOT NULL CHECK (status IN ('succeeded', 'failed', 'owner_steps')),
+    started_at     TEXT    NOT NULL,
+    finished_at    TEXT    NOT NULL,
+    result         TEXT    NOT NULL DEFAULT 'null',
+    error          TEXT    NOT NULL DEFAULT '',
+    undo           TEXT    NOT NULL DEFAULT '{}',
+    steps          TEXT    NOT NULL DEFAULT 'null',
+    verified       INTEGER,            -- NULL until checked; 1 passed, 0 failed
+    verified_at    TEXT,
+    authority      TEXT    NOT NULL DEFAULT 'approval' CHECK (authority IN ('approval', 'l3_clean_record')),
+    rule           TEXT    NOT NULL DEFAULT '',      -- for l3_clean_record: the rule and the record it relied on
+    record         TEXT    NOT NULL DEFAULT '[]',    -- JSON ids of the approved, verified actions relied on
+    payload_sha256 TEXT    NOT NULL DEFAULT '',
+    plan_id        INTEGER,
+    plan_order     INTEGER,
+    CHECK (authority = 'approval' AND request_id IS NOT NULL OR authority = 'l3_clean_record' AND plan_id IS NOT NULL)
+);
+INSERT INTO actions_v2 (id, request_id, incident_id, class, target, payload, approved_by, status, started_at, finished_at,
+    result, error, undo, steps, verified, verified_at)
+SELECT id, request_id, incident_id, class, target, payload, approved_by, status, started_at, finished_at,
+    result, error, undo, steps, verified, verified_at FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_v2 RENAME TO actions;
+CREATE INDEX actions_by_incident ON actions (incident_id, id);
+CREATE INDEX actions_by_class_target ON actions (class, target);
+CREATE UNIQUE INDEX actions_plan_step_once ON actions (plan_id, plan_order) WHERE authority = 'l3_clean_record' AND status = 'succeeded';
