@@ -9,7 +9,6 @@ import (
 
 	"github.com/dataworkers/dw/pkg/kafka"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/registry"
 )
 
 func openKafka(env *mcpkit.Env) (*kafka.Cluster, error) {
@@ -122,21 +121,8 @@ func sampleTopic(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return kafka.Sample{}, err
 			}
-			cl, err := openKafka(env)
-			if err != nil {
-				return kafka.Sample{}, err
-			}
-			defer cl.Close()
-			var res kafka.SchemaResolver
-			if env.Config.SchemaRegistry != nil {
-				rc, err := registry.New(env.Config.SchemaRegistry)
-				if err != nil {
-					return kafka.Sample{}, err
-				}
-				res = kafka.NewRegistryResolver(rc)
-			}
-			return cl.SampleTopic(ctx, p.Topic, kafka.SampleOptions{Partitions: p.Partitions, PerPartition: p.PerPartition,
-				MaxRecords: p.MaxRecords, Since: since, Until: until}, res)
+			return kafka.SampleFromConfig(ctx, env.Config.Kafka, env.Config.SchemaRegistry, p.Topic, kafka.SampleOptions{Partitions: p.Partitions,
+				PerPartition: p.PerPartition, MaxRecords: p.MaxRecords, Since: since, Until: until})
 		})
 }
 

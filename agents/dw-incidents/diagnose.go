@@ -13,7 +13,6 @@ import (
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/kafka"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/registry"
 )
 
 type diagnoseParams struct {
@@ -35,7 +34,7 @@ func diagnoseIncident(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("diagnose_incident",
 		"Diagnose an incident from evidence only: the failing check's onset, the failing column's upstream lineage, schema versions near the onset "+
 			"with field diffs and the Flink statements pinned to older ones, live connector, statement and Tableflow states on the path, and a bounded "+
-			"topic sample (version mix, source null rate). Ranks causes by a stated rule, gives the blast radius and the severity it sets, "+
+			"topic sample spanning the onset (version mix, source null rate by version). Ranks causes by a stated rule, gives the blast radius and the severity it sets, "+
 			"names what it could not check, and records the cause. Next: propose_remediation.",
 		func(ctx context.Context, p diagnoseParams) (diagnoseResult, error) {
 			if p.LookBackHours < 0 || p.LookBackHours > 24*30 {
@@ -50,7 +49,7 @@ func diagnoseIncident(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return diagnoseResult{}, err
 			}
-			g := diagnosis.NewGatherer(st, graph.New(st, env.Now), env.Config, env.Now, liveReaders(env), 0)
+			g := diagnosis.NewGatherer(st, graph.New(st, env.Now), env.Config, env.Now, liveReaders(env), env.Redact, 0)
 			rep, err := g.Diagnose(ctx, inc, time.Duration(p.LookBackHours)*time.Hour)
 			if err != nil {
 				return diagnoseResult{}, err
@@ -101,22 +100,8 @@ func liveReaders(env *mcpkit.Env) diagnosis.Live {
 		}
 	}
 	if k := cfg.Kafka; k != nil && len(k.BootstrapServers) > 0 {
-		live.Sample = func(ctx context.Context, topic string) (kafka.Sample, error) {
-			cl, err := kafka.Open(k)
-			if err != nil {
-				return kafka.Sample{}, err
-			}
-			defer cl.Close()
-			var res kafka.SchemaResolver
-			if cfg.SchemaRegistry != nil {
-				rc, err := registry.New(cfg.SchemaRegistry)
-				if err != nil {
-					return kafka.Sample{}, err
-				}
-				res = kafka.NewRegistryResolver(rc)
-			}
-			// The latest records per partition, within sample_topic's default bounds.
-			return cl.SampleTopic(ctx, topic, kafka.SampleOptions{}, res)
+		live.Sample = func(ctx context.Context, topic string, opt kafka.SampleOptions) (kafka.Sample, error) {
+			return kafka.SampleFromConfig(ctx, k, cfg.SchemaRegistry, topic, opt)
 		}
 	}
 	return live

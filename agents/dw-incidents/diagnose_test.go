@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -368,5 +369,91 @@ func TestDiagnoseUnknownIncidentAndUnknownAsset(t *testing.T) {
 	}
 	if e := mcpkittest.Call(t, tool, map[string]any{"incident_id": o.ID, "look_back_hours": -1}, nil); !strings.Contains(e, "look_back_hours") {
 		t.Errorf("bad look-back: %q", e)
+	}
+}
+
+// TestAnExplicitOpeningSeverityOutlivesTheDiagnosis: a severity given to open_incident is the
+// caller's; the blast-radius rule (nothing downstream: sev3) does not lower it.
+func TestAnExplicitOpeningSeverityOutlivesTheDiagnosis(t *testing.T) {
+	env, _ := connectorStory(t)
+	var opened openIncidentResult
+	if e := mcpkittest.Call(t, openIncident(env), map[string]any{"asset": string(graph.WarehouseURN("snowflake", "RAW", "SALES", "ORDERS")),
+		"failure_mode": "volume", "summary": "no orders loaded", "severity": "sev2"}, &opened); e != "" || !opened.Opened {
+		t.Fatalf("%s %+v", e, opened)
+	}
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": opened.Incident.ID}, &out); e != "" {
+		t.Fatal(e)
+	}
+	if out.Impact.Severity != "sev3" || out.Severity != "sev2" {
+		t.Fatalf("the rule gives %s; the incident is now %s, want the given sev2 kept", out.Impact.Severity, out.Severity)
+	}
+	// Without an explicit severity the default is the rule's to change.
+	var dflt openIncidentResult
+	if e := mcpkittest.Call(t, openIncident(env), map[string]any{"asset": "connect:connector/orders-snowflake-sink",
+		"failure_mode": "custom", "summary": "bad rows"}, &dflt); e != "" {
+		t.Fatal(e)
+	}
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": dflt.Incident.ID}, &out); e != "" {
+		t.Fatal(e)
+	}
+	if out.Severity != "sev2" || out.Impact.Severity != "sev2" {
+		t.Errorf("default severity after diagnosis: %s (rule %s)", out.Severity, out.Impact.Severity)
+	}
+	if e := mcpkittest.Call(t, openIncident(env), map[string]any{"asset": "x", "failure_mode": "volume", "summary": "s", "severity": "SEV1"}, nil); !strings.Contains(e, "sev1, sev2, sev3 or sev4") {
+		t.Errorf("bad severity: %q", e)
+	}
+}
+
+// TestDiagnoseKeepsSecretsOutOfResultsAndTheStore: a connector trace carrying a JDBC URL with its
+// password and a configured secret reaches neither the result nor the stored diagnosis.
+func TestDiagnoseKeepsSecretsOutOfResultsAndTheStore(t *testing.T) {
+	env, id := connectorStory(t)
+	const configured = "c0nnect-pa55word"
+	srv := connecttest.New(t, connecttest.Connector{Name: "orders-snowflake-sink", Type: "sink", State: "RUNNING",
+		Tasks: []connecttest.Task{{State: "FAILED", WorkerID: "w1:8083",
+			Trace: "org.apache.kafka.connect.errors.ConnectException: cannot reach jdbc:postgresql://loader:s3cretpw@db.internal:5432/orders\n\tat x\n" +
+				"Caused by: org.postgresql.util.PSQLException: password authentication failed (tried " + configured + ")"}}})
+	env.Config.Connect = &config.Connect{URL: srv.URL, Username: "dw", Password: configured}
+	env.Redact = env.Config.Redactor()
+	var out diagnoseResult
+	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, &out); e != "" {
+		t.Fatal(e)
+	}
+	st, _ := env.Store.Get(context.Background())
+	stored, err := incidents.New(st, env.Now).Diagnosis(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out)
+	for what, text := range map[string]string{"result": string(raw), "stored diagnosis": stored} {
+		if strings.Contains(text, "s3cretpw") || strings.Contains(text, configured) {
+			t.Errorf("the %s carries a secret: %s", what, text)
+		}
+		if !strings.Contains(text, "db.internal:5432/orders") || !strings.Contains(text, "password authentication failed") {
+			t.Errorf("the %s lost the evidence around the secret: %s", what, text)
+		}
+	}
+}
+
+// TestLiveReadersNameAnUnusableConfluentConfig: confluent.New failing (a bad flink_url) leaves
+// readers that return its error (shown in Unchecked), never a nil client to call.
+func TestLiveReadersNameAnUnusableConfluentConfig(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-incidents")
+	env.Config.ConfluentCloud = &config.ConfluentCloud{FlinkURL: "::not a url", APIKey: "k", APISecret: "secret-value", EnvironmentID: "env-1",
+		OrganizationID: "org-1", KafkaClusterID: "lkc-1"}
+	env.Config.Connect, env.Config.Kafka = nil, nil
+	live := liveReaders(env)
+	if live.Statement == nil || live.Tableflow == nil {
+		t.Fatalf("configured backends without readers: %+v", live)
+	}
+	if _, err := live.Statement(context.Background(), "s"); err == nil {
+		t.Error("statement reader over a broken config returned no error")
+	}
+	if _, err := live.Tableflow(context.Background(), "t"); err == nil {
+		t.Error("tableflow reader over a broken config returned no error")
+	}
+	if live.Sample != nil {
+		t.Errorf("unconfigured kafka got a reader")
 	}
 }

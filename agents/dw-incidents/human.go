@@ -14,15 +14,17 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
 // The human side: subcommands a named approver runs in a terminal. None of this is an MCP tool, so
-// no agent can approve, reject, stop or resume.
+// no agent can approve, reject, stop, resume or set a person's severity.
 func humanCommands() map[string]mcpkit.Command {
 	return map[string]mcpkit.Command{
 		"approvals": approvalsCommand,
 		"console":   consoleCommand,
+		"severity":  severityCommand,
 		"stop": func(ctx context.Context, env *mcpkit.Env, args []string, io mcpkit.IO) int {
 			return stopCommand(ctx, env, args, io, true)
 		},
@@ -158,6 +160,64 @@ func stopCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpk
 		state = "ON: nothing is dispatched"
 	}
 	fmt.Fprintf(stdio.Out, "org-wide stop %s (by %s at %s)\n", state, st.By, st.At.Format(time.RFC3339))
+	return mcpkit.ExitOK
+}
+
+const severityUsage = `usage: dw-incidents severity ID sev1|sev2|sev3|sev4 --as NAME [--reason TEXT] [--token-file FILE]
+Sets the incident's severity as yours: no diagnosis lowers it afterwards.
+The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 must match the config.
+`
+
+// severityCommand sets a person's severity on an incident, proven with the approver token as
+// `approvals approve` is.
+func severityCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
+	id, rest, err := leadingID(args)
+	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		fmt.Fprint(stdio.Err, severityUsage)
+		return mcpkit.ExitUsage
+	}
+	sev, rest := rest[0], rest[1:]
+	fs := flag.NewFlagSet("severity", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	as := fs.String("as", "", "your approver name, as in the config")
+	reason := fs.String("reason", "", "why (recorded on the incident's timeline)")
+	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
+	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" {
+		fmt.Fprint(stdio.Err, severityUsage)
+		return mcpkit.ExitUsage
+	}
+	if !incidents.ValidSeverity(sev) {
+		fmt.Fprintf(stdio.Err, "dw-incidents: severity %q: use sev1, sev2, sev3 or sev4\n", sev)
+		return mcpkit.ExitUsage
+	}
+	token, err := readToken(*tokenFile, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	svc, err := approvalService(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	if err := svc.Authenticate(*as, token); err != nil {
+		fmt.Fprintf(stdio.Err, "dw-incidents: %v: %v\n", approvals.ErrNotAuthorized, err)
+		return mcpkit.ExitToolError
+	}
+	s, err := incidentStore(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	why := *reason
+	if why == "" {
+		why = "set from the command line"
+	}
+	if err := s.SetSeverity(ctx, id, sev, *as, why); err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitToolError
+	}
+	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s: no diagnosis lowers it\n", id, sev, *as)
 	return mcpkit.ExitOK
 }
 

@@ -110,10 +110,45 @@ func TestOnlyAnAuthenticatedApproverStopsAndResumes(t *testing.T) {
 func TestNoToolCanApproveStopOrChangeAutonomy(t *testing.T) {
 	for _, tl := range tools(nil) {
 		n := tl.Def.Name
-		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant"} {
+		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity"} {
 			if strings.Contains(n, banned) {
 				t.Errorf("tool %s looks like it could %s; that must stay a human command", n, banned)
 			}
 		}
+	}
+}
+
+func TestOnlyAnAuthenticatedApproverSetsAPersonsSeverity(t *testing.T) {
+	run := approvalWorld(t)
+	code, out, errOut := run("", "", "call", "open_incident", `{"asset":"job:airflow/sync_metered_usage_to_stripe","failure_mode":"volume","summary":"no rows pushed"}`)
+	if code != 0 {
+		t.Fatalf("open_incident: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut = run("wrong-token", "", "severity", "1", "sev1", "--as", "platform-owner"); code != 1 || !strings.Contains(errOut, "wrong token") {
+		t.Fatalf("wrong token: %d %s", code, errOut)
+	}
+	if code, _, errOut = run("", "", "severity", "1", "sev1", "--as", "platform-owner"); code != 2 || !strings.Contains(errOut, "DW_APPROVER_TOKEN") {
+		t.Fatalf("no token: %d %s", code, errOut)
+	}
+	if code, _, errOut = run("s3cret-platform", "", "severity", "1", "sev7", "--as", "platform-owner"); code != 2 || !strings.Contains(errOut, "sev1, sev2, sev3 or sev4") {
+		t.Fatalf("bad severity: %d %s", code, errOut)
+	}
+	if code, _, _ = run("s3cret-platform", "", "severity", "1", "sev1"); code != 2 {
+		t.Fatalf("no --as: %d", code)
+	}
+	if code, _, errOut = run("s3cret-platform", "", "severity", "99", "sev1", "--as", "platform-owner"); code != 1 || !strings.Contains(errOut, "no incident #99") {
+		t.Fatalf("unknown incident: %d %s", code, errOut)
+	}
+	code, out, errOut = run("s3cret-platform", "", "severity", "1", "sev1", "--as", "platform-owner", "--reason", "Stripe invoices tonight")
+	if code != 0 || !strings.Contains(out, "incident #1 is sev1, set by platform-owner") {
+		t.Fatalf("severity: %d %s %s", code, out, errOut)
+	}
+	_, out, _ = run("", "", "call", "get_incident_history", `{"incident_id":1}`)
+	if !strings.Contains(out, `"severity": "sev1"`) || !strings.Contains(out, `"kind": "severity_set"`) || !strings.Contains(out, `"actor": "platform-owner"`) ||
+		!strings.Contains(out, "Stripe invoices tonight") {
+		t.Fatalf("history: %s", out)
+	}
+	if strings.Contains(out, "s3cret-platform") {
+		t.Fatal("a token leaked into tool output")
 	}
 }

@@ -21,7 +21,7 @@ type openIncidentParams struct {
 	Asset       string `json:"asset" jsonschema:"URN of the asset whose check failed, e.g. warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY"`
 	FailureMode string `json:"failure_mode" jsonschema:"null_rate, volume, freshness, uniqueness or custom; with the asset it deduplicates open incidents"`
 	Summary     string `json:"summary" jsonschema:"What failed, with the evidence, e.g. egress_bytes 18% null today against 0% in every earlier check"`
-	Severity    string `json:"severity,omitempty" jsonschema:"sev1 (worst) … sev4; default sev2"`
+	Severity    string `json:"severity,omitempty" jsonschema:"sev1 (worst) … sev4; when given it is kept as set (a diagnosis never lowers it); default sev2, which a diagnosis may change"`
 }
 
 type openIncidentResult struct {
@@ -35,13 +35,7 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 		"Open an incident for a failed check, or join the one already open for the same asset and failure mode. "+
 			"dw-quality opens them itself when the domain's autonomy is L1 or above. Next: diagnose_incident.",
 		func(ctx context.Context, p openIncidentParams) (openIncidentResult, error) {
-			sev := p.Severity
-			if sev == "" {
-				sev = "sev2"
-			}
-			switch sev {
-			case "sev1", "sev2", "sev3", "sev4":
-			default:
+			if p.Severity != "" && !incidents.ValidSeverity(p.Severity) {
 				return openIncidentResult{}, fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", p.Severity)
 			}
 			switch p.FailureMode {
@@ -53,7 +47,14 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return openIncidentResult{}, err
 			}
-			o, err := s.Open(ctx, p.Asset, p.FailureMode, sev, p.Summary, env.Agent)
+			// An explicit severity is the caller's decision, recorded as set so the blast-radius rule
+			// never lowers it; the default is the rule's to change.
+			var o incidents.Opened
+			if p.Severity != "" {
+				o, err = s.OpenWithSeverity(ctx, p.Asset, p.FailureMode, p.Severity, p.Summary, env.Agent)
+			} else {
+				o, err = s.Open(ctx, p.Asset, p.FailureMode, "sev2", p.Summary, env.Agent)
+			}
 			if err != nil {
 				return openIncidentResult{}, err
 			}

@@ -14,7 +14,9 @@
 //	         version that reads the removed field; a sink task of the failing table)
 //	mode     the kind of change explains the kind of failure (a removed field → nulls; a stopped
 //	         statement → staleness or missing volume; a retyped field → any value check)
-//	data     the data shows it (the new version's share of recent records, the field's null rate)
+//	data     the data shows it (the new version's share of the topic sample; the on-path field null or
+//	         missing more often in records written with the new version than in older ones; a
+//	         component's own error)
 //
 // — and ties are broken by the time from the change to the onset (closer first), then by lineage
 // distance (nearer first). A candidate without lineage evidence is never ranked above one with it.
@@ -80,11 +82,24 @@ type SchemaChange struct {
 	// Distance is the number of lineage hops from the failing asset to the subject.
 	Distance int      `json:"distance"`
 	Readers  []Reader `json:"readers"`
-	// NewVersionShare is the share of recent records written with this version (from a topic sample), -1 if unknown.
+	// FirstSeenFrom is "sample" when FirstSeen is the version's earliest record in the topic
+	// sample (dw-schema stored it only after the onset); empty when dw-schema's time is used.
+	FirstSeenFrom string `json:"first_seen_from,omitempty"`
+	// NewVersionShare is the share of the topic sample written with this version, -1 if unknown.
 	NewVersionShare float64 `json:"new_version_share"`
-	// FieldNullRate is the null rate of the failing field's source in recent records, -1 if unknown.
+	// FieldNullRate is the null-or-missing rate of NullField among the sample's records written
+	// with this version or a later one, OlderNullRate among older-version records. Both are -1
+	// unless the newer rate is the higher (only then is it evidence).
 	FieldNullRate float64 `json:"field_null_rate"`
+	OlderNullRate float64 `json:"older_versions_null_rate"`
+	NullField     string  `json:"null_field,omitempty"`
+
+	// readFields are the on-path changed fields as readers name them (a rename's old name).
+	readFields []string
 }
+
+// FirstSeenSample is SchemaChange.FirstSeenFrom when the time is the earliest record in the sample.
+const FirstSeenSample = "sample"
 
 // ComponentState is a connector task, a Flink statement or a Tableflow topic on the path.
 type ComponentState struct {
@@ -96,6 +111,8 @@ type ComponentState struct {
 	Detail   string    `json:"detail,omitempty"`
 	Since    time.Time `json:"since,omitzero" jsonschema:"When it entered this state, when the backend says"`
 	Distance int       `json:"distance"`
+	// Streaming is true for a Flink statement that is not bounded: any phase but RUNNING stops its rows.
+	Streaming bool `json:"streaming,omitempty" jsonschema:"A Flink statement that is not bounded: any phase but RUNNING stops its rows"`
 }
 
 // Input is everything observed about one incident.
@@ -111,6 +128,9 @@ type Input struct {
 	Unchecked []string `json:"unchecked"`
 	// PathKnown is false when the graph has no upstream lineage for the failing asset.
 	PathKnown bool `json:"path_known"`
+	// Untimed are schema versions on the path dw-schema recorded only after the onset whose
+	// registration time nothing dates: they may be the cause, so "nothing changed" is not said.
+	Untimed []string `json:"untimed,omitempty"`
 }
 
 // Candidate is one possible cause with the evidence behind it.
@@ -182,6 +202,10 @@ func Rank(in Input) Result {
 	case len(cands) == 0 && !in.PathKnown:
 		res.Candidates = []Candidate{}
 		res.Conclusion = "No upstream lineage is known for this asset, so no upstream cause can be named; import the lineage (sync_catalog, import_dbt_manifest) and diagnose again."
+	case len(cands) == 0 && len(in.Untimed) > 0:
+		res.Candidates = []Candidate{}
+		res.Conclusion = fmt.Sprintf("No upstream change is dated before the onset, but %s on the path was first recorded after it and its registration time is unknown: "+
+			"find when it was registered (its subject's history in the registry, or sample_topic over the onset) before ruling it out.", strings.Join(in.Untimed, ", "))
 	case len(cands) == 0:
 		res.Candidates = []Candidate{{Cause: "No upstream change was found on the lineage path near the onset", Kind: "none_upstream",
 			Evidence: []string{fmt.Sprintf("no schema version, connector, statement or Tableflow change upstream within %s before the onset", in.LookBack)}, Supports: []string{}}}
@@ -211,8 +235,12 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 	c.lag = in.Onset.Sub(sc.FirstSeen)
 	if !sc.FirstSeen.After(in.Onset) && c.lag <= in.LookBack {
 		c.Supports = append(c.Supports, KindTiming)
-		c.Evidence = append(c.Evidence, fmt.Sprintf("v%d was first seen %s, %s before the onset at %s",
-			sc.Version, sc.FirstSeen.UTC().Format("15:04 MST"), c.lag.Round(time.Minute), in.Onset.UTC().Format("15:04 MST")))
+		seen := "was first seen"
+		if sc.FirstSeenFrom == FirstSeenSample {
+			seen = "is earliest in the topic sample at"
+		}
+		c.Evidence = append(c.Evidence, fmt.Sprintf("v%d %s %s, %s before the onset at %s",
+			sc.Version, seen, sc.FirstSeen.UTC().Format("15:04 MST"), c.lag.Round(time.Minute), in.Onset.UTC().Format("15:04 MST")))
 	}
 	switch {
 	case len(sc.OnPath) > 0:
@@ -247,11 +275,16 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s explains a %s failure", changeWords(relevant), in.FailureMode))
 	}
 	var data []string
-	if sc.NewVersionShare >= 0 && sc.NewVersionShare > 0 {
-		data = append(data, fmt.Sprintf("v%d is %.0f%% of recent records", sc.Version, sc.NewVersionShare*100))
+	if sc.NewVersionShare > 0 {
+		data = append(data, fmt.Sprintf("v%d is %.0f%% of the topic sample", sc.Version, sc.NewVersionShare*100))
 	}
-	if sc.FieldNullRate > 0 {
-		data = append(data, fmt.Sprintf("the source field is null in %.0f%% of recent records", sc.FieldNullRate*100))
+	if sc.FieldNullRate >= 0 && sc.OlderNullRate >= 0 && sc.FieldNullRate > sc.OlderNullRate {
+		field := sc.NullField
+		if field == "" {
+			field = "the source field"
+		}
+		data = append(data, fmt.Sprintf("%s is null or missing in %.0f%% of the sample's v%d-or-later records against %.0f%% of older ones",
+			field, sc.FieldNullRate*100, sc.Version, sc.OlderNullRate*100))
 	}
 	if len(data) > 0 {
 		c.Supports = append(c.Supports, KindData)
@@ -295,14 +328,26 @@ func changeWords(changes []FieldChange) string {
 	return strings.Join(ws, " and ")
 }
 
+// judgeComponent makes a candidate of a component that is not healthy: a failed, stopped, paused,
+// suspended, degraded or deleted (NOT_FOUND) one, or a streaming statement in any phase but
+// RUNNING. What stops new rows (all of these but a DEGRADED statement) explains staleness and
+// missing volume.
 func judgeComponent(in Input, cs ComponentState) (Candidate, bool) {
 	state := strings.ToUpper(cs.State)
-	switch state {
-	case "FAILED", "FAILING", "STOPPED", "DEGRADED", "PAUSED", "SUSPENDED", "UNASSIGNED":
+	stopsRows := true
+	switch {
+	case state == "DEGRADED":
+		// A degraded statement still runs; a degraded Tableflow has a table format or catalog sync failing.
+		stopsRows = cs.Kind != ComponentStatement
+	case cs.Kind == ComponentStatement && cs.Streaming && state != "RUNNING":
+	case state == "FAILED", state == "FAILING", state == "STOPPED", state == "PAUSED", state == "SUSPENDED", state == "UNASSIGNED", state == StateNotFound:
 	default:
 		return Candidate{}, false
 	}
 	c := Candidate{Kind: "component_failure", Source: cs.URN, distance: cs.Distance, Cause: fmt.Sprintf("%s %s is %s", cs.Kind, cs.URN, state)}
+	if state == StateNotFound {
+		c.Cause = fmt.Sprintf("%s %s is gone (its backend answers 404)", cs.Kind, cs.URN)
+	}
 	c.Supports = append(c.Supports, KindLineage)
 	c.Evidence = append(c.Evidence, fmt.Sprintf("%s is on the upstream path (%d hops)", cs.URN, cs.Distance))
 	if !cs.Since.IsZero() {
@@ -316,8 +361,7 @@ func judgeComponent(in Input, cs ComponentState) (Candidate, bool) {
 		c.Supports = append(c.Supports, KindData)
 		c.Evidence = append(c.Evidence, cs.Detail)
 	}
-	switch in.FailureMode {
-	case ModeFreshness, ModeVolume:
+	if stopsRows && (in.FailureMode == ModeFreshness || in.FailureMode == ModeVolume) {
 		c.Supports = append(c.Supports, KindMode)
 		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s %s stops new rows: explains a %s failure", strings.ToLower(state), cs.Kind, in.FailureMode))
 	}

@@ -34,7 +34,7 @@ func TestTheScenarioNamesV12AndThePinnedStatement(t *testing.T) {
 		t.Fatalf("%+v", top)
 	}
 	ev := strings.Join(top.Evidence, " | ")
-	for _, want := range []string{"55m0s before the onset", "flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "18% of recent records"} {
+	for _, want := range []string{"55m0s before the onset", "flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "18% of the topic sample"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("evidence lacks %q: %s", want, ev)
 		}

@@ -30,18 +30,27 @@ type Gatherer struct {
 	cfg    *config.Config
 	now    func() time.Time
 	live   Live
+	redact func(string) string
 	bounds time.Duration
 }
 
-// NewGatherer builds a Gatherer. backendTimeout bounds each live backend (0: DefaultBackendTimeout).
-func NewGatherer(st *store.Store, g *graph.Graph, cfg *config.Config, now func() time.Time, live Live, backendTimeout time.Duration) *Gatherer {
+// NewGatherer builds a Gatherer. redact scrubs the configured secrets from every text a backend
+// gives (the env's redactor; nil: URL secrets only). backendTimeout bounds each live backend
+// (0: DefaultBackendTimeout); now nil is the wall clock.
+func NewGatherer(st *store.Store, g *graph.Graph, cfg *config.Config, now func() time.Time, live Live, redact func(string) string, backendTimeout time.Duration) *Gatherer {
 	if backendTimeout <= 0 {
 		backendTimeout = DefaultBackendTimeout
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return &Gatherer{st: st, g: g, cfg: cfg, now: now, live: live, bounds: backendTimeout}
+	if now == nil {
+		now = time.Now
+	}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	return &Gatherer{st: st, g: g, cfg: cfg, now: now, live: live, redact: redact, bounds: backendTimeout}
 }
 
 // Evidence is what was gathered, so the ranking can be checked against it.
@@ -62,13 +71,15 @@ type Evidence struct {
 	Samples []TopicSample `json:"topic_samples"`
 }
 
-// VersionConsidered is a stored schema version first seen within the look-back before the onset.
+// VersionConsidered is a stored schema version first seen within the look-back before the onset
+// (by dw-schema, or by its earliest record in the topic sample when dw-schema stored it later).
 type VersionConsidered struct {
 	Subject   string    `json:"subject"`
 	Version   int       `json:"version"`
 	FirstSeen time.Time `json:"first_seen"`
 	DiffedTo  int       `json:"diffed_against,omitempty" jsonschema:"The previous stored version it was compared with"`
 	Changes   int       `json:"changes"`
+	Note      string    `json:"note,omitempty"`
 }
 
 // Report is one diagnosis: what was observed, the ranking, and what is downstream.
@@ -139,59 +150,112 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 		pins[u] = flinksql.ParsePins(a.Attrs)
 	}
 
+	// Versions first seen within the look-back; those dw-schema stored only after the onset wait
+	// for the sample, whose earliest record of them may still date them before it.
+	type late struct {
+		subject string
+		i       int
+	}
+	var after []late
 	stored := map[string][]storedVersion{}
 	for _, name := range p.subjectNames() {
-		sj := p.subjects[name]
 		versions, err := storedVersions(ctx, g.st, name)
 		if err != nil {
 			return in, ev, err
 		}
 		stored[name] = versions
 		for i, v := range versions {
-			if v.firstSeen.After(in.Onset) || in.Onset.Sub(v.firstSeen) > lookBack {
-				continue
+			switch {
+			case v.firstSeen.After(in.Onset):
+				after = append(after, late{name, i})
+			case in.Onset.Sub(v.firstSeen) <= lookBack:
+				g.consider(&in, &ev, lin, p, pins, fieldLevel, name, versions, i, v.firstSeen, "")
 			}
-			vc := VersionConsidered{Subject: name, Version: v.version, FirstSeen: v.firstSeen}
-			if i == 0 {
-				ev.Versions = append(ev.Versions, vc)
-				in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: no earlier version is stored to diff against (list the subject's versions with dw-schema first)", name, v.version))
-				continue
-			}
-			prev := versions[i-1]
-			changes, err := diffVersions(prev, v)
-			if err != nil {
-				ev.Versions = append(ev.Versions, vc)
-				in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
-				continue
-			}
-			vc.DiffedTo, vc.Changes = prev.version, len(changes)
-			ev.Versions = append(ev.Versions, vc)
-			sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: v.firstSeen, Changes: []FieldChange{},
-				OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1}
-			// A field counts as changed-and-read under the name readers knew it by (the old path of a rename).
-			changed := map[string]string{}
-			for _, c := range changes {
-				sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail})
-				old := c.Path
-				if c.OldPath != "" {
-					old = c.OldPath
-				}
-				if c.Kind.AffectsReaders() {
-					changed[old] = c.Path
-				}
-				if sj.fields[old] || sj.fields[c.Path] {
-					sc.OnPath = append(sc.OnPath, c.Path)
-				}
-			}
-			sc.SubjectUpstream = !fieldLevel
-			sc.Readers = readers(lin, sj.topics, changed, pins, name)
-			in.SchemaChanges = append(in.SchemaChanges, sc)
 		}
 	}
 
-	// The live backends are independent: read them side by side, each under its own bound.
-	g.readLive(ctx, p, stored, &in, &ev)
+	// The live backends are independent: read them side by side, each under its own bound. The
+	// sample starts at the look-back before the onset, so it spans the onset.
+	lr := g.readLive(ctx, p, stored, in.Onset.Add(-lookBack))
+	in.Components = append(in.Components, lr.components...)
+	ev.Live = append(ev.Live, lr.components...)
+	in.Unchecked = append(in.Unchecked, lr.unchecked...)
+	ev.Samples = append(ev.Samples, lr.samples...)
+
+	for _, l := range after {
+		v := stored[l.subject][l.i]
+		first, ok := earliestInSample(lr.sampled[l.subject], l.subject, v.version)
+		switch {
+		case ok && !first.After(in.Onset) && in.Onset.Sub(first) <= lookBack:
+			g.consider(&in, &ev, lin, p, pins, fieldLevel, l.subject, stored[l.subject], l.i, first,
+				fmt.Sprintf("dw-schema recorded v%d at %s, after the onset; its earliest record in the sample is at %s", v.version,
+					v.firstSeen.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339)))
+		case ok && !first.After(in.Onset):
+			// Its records predate the look-back: an old version, not a change near the onset.
+		default:
+			line := fmt.Sprintf("%s v%d first recorded at %s, after the onset; its registration time is unknown", l.subject, v.version, v.firstSeen.UTC().Format(time.RFC3339))
+			if ok {
+				line += fmt.Sprintf(" and its earliest record in the sample is at %s", first.UTC().Format(time.RFC3339))
+			}
+			in.Unchecked = append(in.Unchecked, line)
+			in.Untimed = append(in.Untimed, fmt.Sprintf("%s v%d", l.subject, v.version))
+		}
+	}
+	for i := range in.SchemaChanges {
+		in.Unchecked = append(in.Unchecked, measure(&in.SchemaChanges[i], lr.sampled[in.SchemaChanges[i].Subject])...)
+	}
 	return in, ev, nil
+}
+
+// consider diffs versions[i] of subject against the version before it and adds the schema change,
+// first seen at firstSeen (note says where that time comes from when not from dw-schema).
+func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, pins map[graph.URN]map[string]flinksql.Pin, fieldLevel bool,
+	name string, versions []storedVersion, i int, firstSeen time.Time, note string) {
+	sj := p.subjects[name]
+	v := versions[i]
+	vc := VersionConsidered{Subject: name, Version: v.version, FirstSeen: firstSeen, Note: note}
+	if i == 0 {
+		ev.Versions = append(ev.Versions, vc)
+		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: no earlier version is stored to diff against (list the subject's versions with dw-schema first)", name, v.version))
+		return
+	}
+	prev := versions[i-1]
+	changes, err := diffVersions(prev, v)
+	if err != nil {
+		ev.Versions = append(ev.Versions, vc)
+		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
+		return
+	}
+	vc.DiffedTo, vc.Changes = prev.version, len(changes)
+	ev.Versions = append(ev.Versions, vc)
+	sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: firstSeen, Changes: []FieldChange{},
+		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	if note != "" {
+		sc.FirstSeenFrom = FirstSeenSample
+	}
+	// A field counts as changed-and-read under the name readers knew it by (the old path of a rename).
+	changed := map[string]string{}
+	for _, c := range changes {
+		sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail})
+		old := c.Path
+		if c.OldPath != "" {
+			old = c.OldPath
+		}
+		if c.Kind.AffectsReaders() {
+			changed[old] = c.Path
+		}
+		switch {
+		case sj.fields[old]:
+			sc.OnPath = append(sc.OnPath, c.Path)
+			sc.readFields = append(sc.readFields, old)
+		case sj.fields[c.Path]:
+			sc.OnPath = append(sc.OnPath, c.Path)
+			sc.readFields = append(sc.readFields, c.Path)
+		}
+	}
+	sc.SubjectUpstream = !fieldLevel
+	sc.Readers = readers(lin, sj.topics, changed, pins, name)
+	in.SchemaChanges = append(in.SchemaChanges, sc)
 }
 
 // path is what the upstream walk reached, grouped by what can be read about it.

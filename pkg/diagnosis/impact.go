@@ -34,12 +34,12 @@ const (
 
 // Impact is what the failure reaches downstream and the severity that follows from it.
 type Impact struct {
-	// From is where the blast radius starts: the failing column for value failures, else the asset.
+	// From is where the blast radius starts: the failing column for a null rate, else the asset.
 	From        graph.FieldRef    `json:"from"`
 	BlastRadius graph.BlastRadius `json:"blast_radius"`
-	// SinkJobs are the downstream jobs that push to an external sink, with their next run: what to
-	// hold first.
-	SinkJobs []SinkJob `json:"sink_jobs" jsonschema:"Downstream jobs that push to an external sink, with their next run: hold these first"`
+	// SinkJobs are the jobs that push to an external sink (the failing asset itself when it is one,
+	// then the downstream ones), with their next run: what to hold first.
+	SinkJobs []SinkJob `json:"sink_jobs" jsonschema:"Jobs that push to an external sink (the failing job itself, or downstream ones), with their next run: hold these first"`
 	Severity string    `json:"severity,omitempty" jsonschema:"What the rule gives (sev1, sev2 or sev3), empty when the asset is not in the context graph; the incident keeps a worse one a person set"`
 	// Why names the assets that decided the severity.
 	Why    string `json:"why" jsonschema:"The assets that decided the severity"`
@@ -55,9 +55,15 @@ type SinkJob struct {
 	Note    string      `json:"note,omitempty"`
 }
 
-// impact computes the blast radius of the failure and the severity the rule gives it. Value
-// failures start from the failing column (a model reading other columns is not hit); staleness
-// and volume start from the whole asset.
+// columnImpact reports whether a failure reaches only the readers of the failing column. The rule
+// differs from lineage's (valueMode): nulls in one column hit only what reads that column, but
+// duplicate rows (uniqueness) and rows breaking a custom check are wrong for every reader of the
+// table, as are staleness and missing volume.
+func columnImpact(mode string) bool { return mode == ModeNullRate }
+
+// impact computes the blast radius of the failure and the severity the rule gives it. A null rate
+// starts from the failing column (a model reading other columns is not hit); every other failure
+// starts from the whole asset.
 func (g *Gatherer) impact(ctx context.Context, inc incidents.Incident, ev Evidence) (Impact, error) {
 	asset := graph.URN(inc.Asset)
 	imp := Impact{From: graph.FieldRef{Asset: asset}, Rule: SeverityRule, SinkJobs: []SinkJob{}}
@@ -77,7 +83,7 @@ func (g *Gatherer) impact(ctx context.Context, inc incidents.Incident, ev Eviden
 		return imp, err
 	}
 	req := graph.BlastRadiusRequest{Asset: asset}
-	if valueMode(inc.FailureMode) {
+	if columnImpact(inc.FailureMode) {
 		f, err := graphField(ctx, g.g, asset, ev.Column)
 		if err != nil {
 			return imp, err
@@ -93,19 +99,23 @@ func (g *Gatherer) impact(ctx context.Context, inc incidents.Incident, ev Eviden
 	}
 	imp.BlastRadius = br
 	impacts := append(append([]graph.Impact{}, br.FieldLevel...), br.TableLevel...)
-	for _, im := range impacts {
-		if im.System != graph.SystemJob && im.Kind != graph.KindJob {
-			continue
-		}
-		edges, _, err := g.g.Neighbours(ctx, im.URN, graph.Downstream)
+	// The failing asset itself, when a job, is the first thing to hold.
+	if isJob(self.System, self.Kind) {
+		sinks, err := g.pushesTo(ctx, self.URN, br.ExternalSinks)
 		if err != nil {
 			return imp, err
 		}
-		var sinks []graph.URN
-		for _, e := range edges {
-			if e.Kind == graph.EdgeSyncsTo && !e.Stale && slices.Contains(br.ExternalSinks, e.To.Asset) && !slices.Contains(sinks, e.To.Asset) {
-				sinks = append(sinks, e.To.Asset)
-			}
+		if len(sinks) > 0 {
+			imp.SinkJobs = append(imp.SinkJobs, SinkJob{Job: self.URN, Sinks: sinks, Note: "the failing asset itself"})
+		}
+	}
+	for _, im := range impacts {
+		if !isJob(im.System, im.Kind) {
+			continue
+		}
+		sinks, err := g.pushesTo(ctx, im.URN, br.ExternalSinks)
+		if err != nil {
+			return imp, err
 		}
 		if len(sinks) == 0 {
 			continue
@@ -122,11 +132,41 @@ func (g *Gatherer) impact(ctx context.Context, inc incidents.Incident, ev Eviden
 	return imp, nil
 }
 
+func isJob(system, kind string) bool { return system == graph.SystemJob || kind == graph.KindJob }
+
+// pushesTo lists the external sinks job syncs to (current syncs_to edges): those in the blast
+// radius's list, or any asset of the sink system or kind external_sink.
+func (g *Gatherer) pushesTo(ctx context.Context, job graph.URN, known []graph.URN) ([]graph.URN, error) {
+	edges, _, err := g.g.Neighbours(ctx, job, graph.Downstream)
+	if err != nil {
+		return nil, err
+	}
+	var sinks []graph.URN
+	for _, e := range edges {
+		to := e.To.Asset
+		if e.Kind != graph.EdgeSyncsTo || e.Stale || slices.Contains(sinks, to) {
+			continue
+		}
+		sink := slices.Contains(known, to) || to.System() == graph.SystemSink
+		if !sink {
+			a, err := g.g.Get(ctx, to)
+			sink = err == nil && a.Kind == graph.KindExternalSink
+		}
+		if sink {
+			sinks = append(sinks, to)
+		}
+	}
+	return sinks, nil
+}
+
 // severity applies SeverityRule.
 func severity(self graph.Asset, impacts []graph.Impact, br graph.BlastRadius, jobs []SinkJob) (string, string) {
 	var reasons []string
 	if t := moneyTags(self.Tags); t != "" {
 		reasons = append(reasons, fmt.Sprintf("%s itself is tagged %s", self.URN, t))
+	}
+	if self.Kind == graph.KindExternalSink || self.URN.System() == graph.SystemSink {
+		reasons = append(reasons, fmt.Sprintf("%s itself is an external sink", self.URN))
 	}
 	for _, im := range impacts {
 		if t := moneyTags(im.Tags); t != "" {
@@ -172,26 +212,18 @@ func dedupe(list []string) []string {
 	return out
 }
 
-// Record stores the report on the incident: the report as JSON and its cause, then the domain and
-// the rule's severity, which never lowers a severity a person set (incidents.SetDomainAndSeverity).
-// It returns the severity the incident now has.
+// Record stores the report on the incident in one transaction: the report as JSON and its cause,
+// then the domain and the rule's severity, which never lowers a severity a person set
+// (incidents.RecordDiagnosisAndSeverity). It returns the severity the incident now has.
 func Record(ctx context.Context, s *incidents.Store, r Report, actor string) (string, error) {
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return "", fmt.Errorf("encode the diagnosis of incident %d: %w", r.Incident.ID, err)
 	}
-	if err := s.RecordDiagnosis(ctx, r.Incident.ID, string(raw), r.Cause, actor); err != nil {
-		return "", err
-	}
-	domain, sev := r.Impact.Domain, r.Impact.Severity
+	domain := r.Impact.Domain
 	if domain == "" {
 		domain = r.Incident.Domain
 	}
-	if sev == "" { // no blast radius could be computed: the severity stays
-		sev = r.Incident.Severity
-		if !incidents.ValidSeverity(sev) {
-			return sev, nil
-		}
-	}
-	return s.SetDomainAndSeverity(ctx, r.Incident.ID, domain, sev, actor, "blast radius: "+r.Impact.Why)
+	// Severity "" (no blast radius could be computed) keeps the incident's.
+	return s.RecordDiagnosisAndSeverity(ctx, r.Incident.ID, string(raw), r.Cause, domain, r.Impact.Severity, actor, "blast radius: "+r.Impact.Why)
 }

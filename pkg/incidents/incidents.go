@@ -176,12 +176,20 @@ func (s *Store) SetStatus(ctx context.Context, id int64, status, actor, note str
 func (s *Store) RecordDiagnosis(ctx context.Context, id int64, diagnosisJSON, cause, actor string) error {
 	now := s.now().UTC()
 	return s.st.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET diagnosis = ?, cause = ?, updated_at = ?,
-			status = CASE WHEN status = 'open' THEN 'investigating' ELSE status END WHERE id = ?`, diagnosisJSON, cause, store.Timestamp(now), id); err != nil {
-			return fmt.Errorf("record diagnosis of incident %d: %w", id, err)
-		}
-		return AddEventTx(ctx, tx, id, now, "diagnosed", actor, cause)
+		return recordDiagnosisTx(ctx, tx, id, diagnosisJSON, cause, actor, now)
 	})
+}
+
+func recordDiagnosisTx(ctx context.Context, tx *sql.Tx, id int64, diagnosisJSON, cause, actor string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE incidents SET diagnosis = ?, cause = ?, updated_at = ?,
+		status = CASE WHEN status = 'open' THEN 'investigating' ELSE status END WHERE id = ?`, diagnosisJSON, cause, store.Timestamp(now), id)
+	if err != nil {
+		return fmt.Errorf("record diagnosis of incident %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
+	}
+	return AddEventTx(ctx, tx, id, now, "diagnosed", actor, cause)
 }
 
 // Diagnosis returns the stored diagnosis JSON ("" when none).
@@ -207,35 +215,102 @@ func ValidSeverity(sev string) bool {
 
 // SetSeverity records a person's severity: it is applied as given, and no rule lowers it later.
 func (s *Store) SetSeverity(ctx context.Context, id int64, severity, person, why string) error {
+	if err := checkPersonSeverity(severity, person); err != nil {
+		return err
+	}
+	now := s.now().UTC()
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		return setSeverityTx(ctx, tx, id, severity, person, why, now)
+	})
+}
+
+func checkPersonSeverity(severity, person string) error {
 	if !ValidSeverity(severity) {
 		return fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", severity)
 	}
 	if strings.TrimSpace(person) == "" {
 		return errors.New("a person's severity needs their name")
 	}
-	if _, err := s.Get(ctx, id); err != nil {
-		return err
+	return nil
+}
+
+// setSeverityTx applies a person's severity inside tx and records it on the timeline.
+func setSeverityTx(ctx context.Context, tx *sql.Tx, id int64, severity, person, why string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE incidents SET severity = ?, updated_at = ? WHERE id = ?`, severity, store.Timestamp(now), id)
+	if err != nil {
+		return fmt.Errorf("set incident %d severity: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
+	}
+	return AddEventTx(ctx, tx, id, now, EventPersonSeverity, person, severity+": "+why)
+}
+
+// OpenWithSeverity opens or joins an incident as Open does, with a severity the caller chose: it is
+// recorded as set by actor (SetSeverity), so no rule lowers it later. Joining an open incident applies
+// it only when it is worse than the incident's current severity.
+func (s *Store) OpenWithSeverity(ctx context.Context, asset, mode, severity, summary, actor string) (Opened, error) {
+	if asset == "" || mode == "" {
+		return Opened{}, errors.New("an incident needs an asset URN and a failure mode (e.g. null_rate, volume, freshness, uniqueness, custom)")
+	}
+	if err := checkPersonSeverity(severity, actor); err != nil {
+		return Opened{}, err
 	}
 	now := s.now().UTC()
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET severity = ?, updated_at = ? WHERE id = ?`, severity, store.Timestamp(now), id); err != nil {
-			return fmt.Errorf("set incident %d severity: %w", id, err)
+	var o Opened
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if o, err = OpenOrJoin(ctx, tx, asset, mode, severity, summary, actor, now); err != nil {
+			return err
 		}
-		return AddEventTx(ctx, tx, id, now, EventPersonSeverity, person, severity+": "+why)
+		var cur string
+		if err := tx.QueryRowContext(ctx, `SELECT severity FROM incidents WHERE id = ?`, o.ID).Scan(&cur); err != nil {
+			return fmt.Errorf("read incident %d: %w", o.ID, err)
+		}
+		if !o.Opened && ValidSeverity(cur) && cur <= severity {
+			return nil // joining never lowers the open incident's severity
+		}
+		return setSeverityTx(ctx, tx, o.ID, severity, actor, "given when the incident was opened", now)
 	})
+	return o, err
 }
 
 // PersonSeverity is the latest severity a person set on the incident ("" when none), from its timeline.
 func PersonSeverity(inc Incident) (severity, person string) {
 	for _, e := range inc.Events {
-		if e.Kind != EventPersonSeverity {
-			continue
-		}
-		if sev, _, ok := strings.Cut(e.Detail, ":"); ok && ValidSeverity(sev) {
+		if sev, ok := personSeverity(e.Kind, e.Detail); ok {
 			severity, person = sev, e.Actor
 		}
 	}
 	return severity, person
+}
+
+func personSeverity(kind, detail string) (string, bool) {
+	if kind != EventPersonSeverity {
+		return "", false
+	}
+	sev, _, ok := strings.Cut(detail, ":")
+	return sev, ok && ValidSeverity(sev)
+}
+
+// personSeverityTx is PersonSeverity read inside tx, so a decision and the write it leads to see
+// the same timeline.
+func personSeverityTx(ctx context.Context, tx *sql.Tx, id int64) (severity, person string, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT actor, detail FROM incident_events WHERE incident_id = ? AND kind = ? ORDER BY at, id`, id, EventPersonSeverity)
+	if err != nil {
+		return "", "", fmt.Errorf("read incident %d timeline: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var actor, detail string
+		if err := rows.Scan(&actor, &detail); err != nil {
+			return "", "", err
+		}
+		if sev, ok := personSeverity(EventPersonSeverity, detail); ok {
+			severity, person = sev, actor
+		}
+	}
+	return severity, person, rows.Err()
 }
 
 // SetDomainAndSeverity records what a rule (the blast radius) decided, and returns the severity
@@ -245,26 +320,63 @@ func (s *Store) SetDomainAndSeverity(ctx context.Context, id int64, domain, seve
 	if !ValidSeverity(severity) {
 		return "", fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", severity)
 	}
-	cur, err := s.Get(ctx, id)
+	now := s.now().UTC()
+	var applied string
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		applied, err = ruleSeverityTx(ctx, tx, id, domain, severity, actor, why, now)
+		return err
+	})
+	return applied, err
+}
+
+// RecordDiagnosisAndSeverity stores the diagnosis (JSON) and its cause, then the domain and the
+// rule's severity as SetDomainAndSeverity does, in one transaction. severity "" (no blast radius
+// could be computed) keeps the incident's severity. It returns the severity the incident then has.
+func (s *Store) RecordDiagnosisAndSeverity(ctx context.Context, id int64, diagnosisJSON, cause, domain, severity, actor, why string) (string, error) {
+	if severity != "" && !ValidSeverity(severity) {
+		return "", fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", severity)
+	}
+	now := s.now().UTC()
+	var applied string
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+		if err := recordDiagnosisTx(ctx, tx, id, diagnosisJSON, cause, actor, now); err != nil {
+			return err
+		}
+		var err error
+		applied, err = ruleSeverityTx(ctx, tx, id, domain, severity, actor, why, now)
+		return err
+	})
+	return applied, err
+}
+
+// ruleSeverityTx applies a rule's severity inside tx, reading the current severity and the
+// person's in the same transaction; severity "" keeps the current one.
+func ruleSeverityTx(ctx context.Context, tx *sql.Tx, id int64, domain, severity, actor, why string, now time.Time) (string, error) {
+	var curSev, curDomain string
+	err := tx.QueryRowContext(ctx, `SELECT severity, domain FROM incidents WHERE id = ?`, id).Scan(&curSev, &curDomain)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
+	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("read incident %d: %w", id, err)
 	}
 	applied := severity
-	if sev, person := PersonSeverity(cur); sev != "" && sev < severity {
+	if applied == "" {
+		applied = curSev
+	} else if sev, person, err := personSeverityTx(ctx, tx, id); err != nil {
+		return "", err
+	} else if sev != "" && sev < severity {
 		applied = sev
 		why += fmt.Sprintf(" (the rule gives %s; %s set by %s is kept)", severity, sev, person)
 	}
-	if applied == cur.Severity && domain == cur.Domain {
+	if applied == curSev && domain == curDomain {
 		return applied, nil
 	}
-	now := s.now().UTC()
-	err = s.st.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET domain = ?, severity = ?, updated_at = ? WHERE id = ?`, domain, applied, store.Timestamp(now), id); err != nil {
-			return fmt.Errorf("set incident %d severity: %w", id, err)
-		}
-		return AddEventTx(ctx, tx, id, now, EventSeverity, actor, fmt.Sprintf("%s → %s: %s", cur.Severity, applied, why))
-	})
-	return applied, err
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET domain = ?, severity = ?, updated_at = ? WHERE id = ?`, domain, applied, store.Timestamp(now), id); err != nil {
+		return "", fmt.Errorf("set incident %d severity: %w", id, err)
+	}
+	return applied, AddEventTx(ctx, tx, id, now, EventSeverity, actor, fmt.Sprintf("%s → %s: %s", curSev, applied, why))
 }
 
 // Get returns one incident with its timeline.

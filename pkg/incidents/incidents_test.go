@@ -169,3 +169,50 @@ func mustGet(t *testing.T, s *Store, id int64) Incident {
 	}
 	return inc
 }
+
+func TestAnExplicitOpeningSeverityIsNeverLoweredByTheRule(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	o, err := s.OpenWithSeverity(ctx, usage, "null_rate", "sev1", "egress_bytes 18% null", "oncall-bot")
+	if err != nil || !o.Opened {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if sev, who := PersonSeverity(mustGet(t, s, o.ID)); sev != "sev1" || who != "oncall-bot" {
+		t.Fatalf("the opening severity is not recorded as set: %s by %s", sev, who)
+	}
+	sev, err := s.RecordDiagnosisAndSeverity(ctx, o.ID, `{"cause":"x"}`, "v12 removed response_bytes", "billing", "sev3", "dw-incidents", "nothing downstream")
+	if err != nil || sev != "sev1" {
+		t.Fatalf("the rule lowered an explicit sev1 to %s (%v)", sev, err)
+	}
+	inc := mustGet(t, s, o.ID)
+	if inc.Severity != "sev1" || inc.Domain != "billing" || inc.Cause != "v12 removed response_bytes" || inc.Status != StatusInvestigating {
+		t.Fatalf("%+v", inc)
+	}
+	if d, _ := s.Diagnosis(ctx, o.ID); d != `{"cause":"x"}` {
+		t.Errorf("diagnosis %q", d)
+	}
+	// Joining with a milder severity keeps the open incident's; a worse one raises it.
+	if _, err := s.OpenWithSeverity(ctx, usage, "null_rate", "sev3", "again", "oncall-bot"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, o.ID).Severity; got != "sev1" {
+		t.Errorf("joining with sev3 changed sev1 to %s", got)
+	}
+	o2, _ := s.OpenWithSeverity(ctx, "warehouse:snowflake/X.Y.Z", "volume", "sev3", "low", "oncall-bot")
+	if _, err := s.OpenWithSeverity(ctx, "warehouse:snowflake/X.Y.Z", "volume", "sev2", "lower", "oncall-bot"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, o2.ID).Severity; got != "sev2" {
+		t.Errorf("joining with a worse sev2 left %s", got)
+	}
+	if _, err := s.OpenWithSeverity(ctx, usage, "volume", "sev9", "x", "a"); err == nil {
+		t.Error("sev9 accepted")
+	}
+	// No severity computed: the incident keeps its own; an unknown incident writes nothing.
+	if sev, err := s.RecordDiagnosisAndSeverity(ctx, o2.ID, "{}", "c", "", "", "dw-incidents", "unknown"); err != nil || sev != "sev2" {
+		t.Errorf("%s %v", sev, err)
+	}
+	if _, err := s.RecordDiagnosisAndSeverity(ctx, 999, "{}", "c", "", "sev2", "dw-incidents", "x"); err == nil {
+		t.Error("unknown incident accepted")
+	}
+}

@@ -1,0 +1,28 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/registry"
+)
+
+// SampleFromConfig opens the cluster k, names schema ids through the registry when sr is configured
+// (nil: versions by schema id, fields not decoded) and samples topic: the one way an agent samples
+// a topic from its config.
+func SampleFromConfig(ctx context.Context, k *config.Kafka, sr *config.SchemaRegistry, topic string, opt SampleOptions) (Sample, error) {
+	cl, err := Open(k)
+	if err != nil {
+		return Sample{}, err
+	}
+	defer cl.Close()
+	var res SchemaResolver
+	if sr != nil {
+		rc, err := registry.New(sr)
+		if err != nil {
+			return Sample{}, err
+		}
+		res = NewRegistryResolver(rc)
+	}
+	return cl.SampleTopic(ctx, topic, opt, res)
+}
