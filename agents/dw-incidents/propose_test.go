@@ -14,6 +14,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/mcpkit"
@@ -105,7 +106,9 @@ func TestProposeRemediationWritesTheStorysFourProposals(t *testing.T) {
 
 	sql, _ := stmt.Payload["sql"].(string)
 	if stmt.Class != config.ClassFlinkStatement || stmt.Executor != plans.ExecutorOwner || stmt.Target != "flink:statement/usage-hourly-rollup" ||
-		!strings.Contains(sql, "COALESCE(response_kib * 1024, response_bytes)") || !strings.Contains(sql, "INSERT INTO `usage-hourly-v2`") ||
+		!strings.Contains(sql, "COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes)") || !strings.Contains(sql, "INSERT INTO `usage-hourly-v2`") ||
+		!strings.Contains(stmt.Title, "COALESCE(response_kib * 1024, response_bytes)") || !strings.Contains(stmt.Why, "reads response_bytes as COALESCE(response_kib * 1024, response_bytes)") ||
+		!strings.Contains(stmt.Why, "is expected to land in the warehouse as warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY_V2") ||
 		!strings.Contains(sql, "'scan.startup.mode'='timestamp'") || !strings.Contains(sql, "'scan.startup.timestamp-millis'='1786665600000'") {
 		t.Errorf("third proposal must be the corrected statement from 00:00 (timestamp mode without kafka): %+v\n%s", stmt, sql)
 	}
@@ -289,5 +292,97 @@ func TestRequestApprovalRoutesAStoredPlan(t *testing.T) {
 	}
 	if e := mcpkittest.Call(t, requestApproval(env), map[string]any{"plan_id": 999}, nil); !strings.Contains(e, "no remediation plan #999") {
 		t.Errorf("unknown plan: %q", e)
+	}
+}
+
+// rollupReadingBytes is the story's statement still summing response_bytes: it is right only
+// when the plan registers a version with response_bytes back.
+const rollupReadingBytes = "INSERT INTO `usage-hourly-v2` SELECT account_id, window_start AS `hour`, SUM(response_bytes) AS egress_bytes " +
+	"FROM TABLE(TUMBLE(TABLE `api-usage`, DESCRIPTOR(event_time), INTERVAL '1' HOUR)) GROUP BY account_id, window_start, window_end"
+
+// Client SQL is checked against the schemas the final plan registers: with replace_generated the
+// generated v13 restore is gone, so a statement reading response_bytes is refused unless the
+// client's own proposals register it, in whatever order they come.
+func TestProposeRemediationChecksClientSQLAgainstTheFinalPlan(t *testing.T) {
+	env, id := diagnosedStory(t)
+	stmt := map[string]any{"class": "flink_statement", "target": "flink:statement/usage-hourly-rollup", "title": "Sum bytes", "sql": rollupReadingBytes}
+	e := mcpkittest.Call(t, proposeRemediation(env), map[string]any{"incident_id": id, "proposals": []any{stmt}, "replace_generated": true}, nil)
+	if !strings.Contains(e, "reads response_bytes, which the pinned schema does not have") {
+		t.Errorf("without the restore the statement must be refused, got %q", e)
+	}
+	register := map[string]any{"class": "register_schema", "target": "schema:api-usage-value", "title": "Register v13",
+		"payload": map[string]any{"subject": "api-usage-value", "schema_type": "AVRO", "schema": scenarioSchema(t, 13)}}
+	out := propose(t, env, map[string]any{"incident_id": id, "proposals": []any{stmt, register}, "replace_generated": true})
+	if len(out.Plan.Proposals) != 2 || out.Plan.Proposals[0].Class != "flink_statement" ||
+		!strings.Contains(out.Plan.Proposals[0].Validation, "api-usage-value as this plan's client proposal 2 registers it") {
+		t.Errorf("the statement must be judged by the client's register_schema: %+v", out.Plan.Proposals)
+	}
+	// Kept generated proposals still count: the generated restore carries response_bytes.
+	out = propose(t, env, map[string]any{"incident_id": id, "proposals": []any{stmt}})
+	if last := out.Plan.Proposals[len(out.Plan.Proposals)-1]; !strings.Contains(last.Validation, "the restoring version this plan registers first") {
+		t.Errorf("with the generated restore: %+v", last)
+	}
+}
+
+func TestProposeRemediationRefusesPayloadsTheExecutorWouldNotRun(t *testing.T) {
+	env, id := diagnosedStory(t)
+	st, _ := env.Store.Get(context.Background())
+	dagster := graph.URN("job:dagster/refresh_usage")
+	if _, err := graph.New(st, env.Now).Import(context.Background(), graph.Batch{Source: "test:dagster", Assets: []graph.Asset{
+		{URN: dagster, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "dagster"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	model := "models/marts/fct_billable_egress.sql"
+	hunk := "@@ -1,3 +1,3 @@\n with usage as (\n-    select account_id, hour, egress_bytes\n+    select account_id, hour, coalesce(egress_bytes, 0) as egress_bytes\n     from {{ source('usage', 'usage_hourly') }}\n"
+	dbt := func(diff string) map[string]any {
+		return map[string]any{"class": "dbt_code", "target": "dbt:model.billing.fct_billable_egress", "title": "x", "diff": diff}
+	}
+	cases := []struct {
+		name     string
+		proposal map[string]any
+		want     string
+	}{
+		{"register_schema with an extra key", map[string]any{"class": "register_schema", "target": "schema:api-usage-value", "title": "x",
+			"payload": map[string]any{"subject": "api-usage-value", "schema_type": "AVRO", "schema": scenarioSchema(t, 13), "normalize": true}},
+			"a register_schema payload has only subject, schema_type, schema; normalize would not be executed"},
+		{"trigger_dbt_run without job_id", map[string]any{"class": "trigger_dbt_run", "target": "dbt:model.billing.fct_billable_egress", "title": "x",
+			"payload": map[string]any{"model": "fct_billable_egress"}}, `payload needs "job_id"`},
+		{"pause of a job that is not an Airflow DAG", map[string]any{"class": "pause_job", "target": string(dagster), "title": "x",
+			"payload": map[string]any{"dag_id": "refresh_usage"}}, "is a dagster job, not an Airflow DAG"},
+		{"pause with a key the dispatch ignores", map[string]any{"class": "pause_job", "target": "job:airflow/sync_metered_usage_to_stripe", "title": "x",
+			"payload": map[string]any{"dag_id": "sync_metered_usage_to_stripe", "until": "tomorrow"}}, "until would not be executed"},
+		{"diff deleting the model", dbt("--- a/" + model + "\n+++ /dev/null\n" + hunk), "creates or deletes a file (/dev/null)"},
+		{"diff of another file", dbt("--- a/" + model + "\n+++ b/models/other.sql\n" + hunk), "the diff names models/other.sql"},
+		{"diff from another file", dbt("--- a/models/other.sql\n+++ b/" + model + "\n" + hunk), "the diff names models/other.sql"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := mcpkittest.Call(t, proposeRemediation(env), map[string]any{"incident_id": id, "proposals": []any{c.proposal}}, nil)
+			if !strings.Contains(e, c.want) {
+				t.Errorf("want an error with %q, got %q", c.want, e)
+			}
+		})
+	}
+	run := map[string]any{"class": "trigger_dbt_run", "target": "dbt:model.billing.fct_billable_egress", "title": "Rebuild today", "payload": map[string]any{"job_id": 55}}
+	out := propose(t, env, map[string]any{"incident_id": id, "proposals": []any{run, dbt("--- a/" + model + "\n+++ b/" + model + "\n" + hunk)}, "replace_generated": true})
+	if len(out.Plan.Proposals) != 2 || !strings.Contains(out.Plan.Proposals[0].Validation, "job_id 55") {
+		t.Errorf("a trigger_dbt_run with job_id and a diff of the model itself are accepted: %+v", out.Plan.Proposals)
+	}
+}
+
+func TestProposeRemediationBoundsClientProposalsAndNamesUncheckedTables(t *testing.T) {
+	env, id := diagnosedStory(t)
+	many := make([]any, plans.MaxClientProposals+1)
+	for i := range many {
+		many[i] = map[string]any{"class": "pause_job", "target": "job:airflow/sync_metered_usage_to_stripe", "title": "x", "payload": map[string]any{"dag_id": "sync_metered_usage_to_stripe"}}
+	}
+	if e := mcpkittest.Call(t, proposeRemediation(env), map[string]any{"incident_id": id, "proposals": many}, nil); !strings.Contains(e, "51 proposals given; at most 50") {
+		t.Errorf("too many proposals: %q", e)
+	}
+	joined := map[string]any{"class": "flink_statement", "target": "flink:statement/usage-hourly-rollup", "title": "Join limits",
+		"sql": "INSERT INTO `usage-hourly-v2` SELECT u.account_id, SUM(u.response_kib) AS kib, MAX(l.quota) AS quota FROM `api-usage` u JOIN limits l ON l.account_id = u.account_id GROUP BY u.account_id"}
+	out := propose(t, env, map[string]any{"incident_id": id, "proposals": []any{joined}, "replace_generated": true})
+	if v := out.Plan.Proposals[0].Validation; !strings.Contains(v, "the columns read from limits were NOT checked") {
+		t.Errorf("validation must name the table it did not check: %s", v)
 	}
 }

@@ -2,8 +2,12 @@ package plans
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -30,26 +34,43 @@ type ClientProposal struct {
 var reversibleClass = map[string]bool{config.ClassPauseJob: true, config.ClassUnpauseJob: true, config.ClassRegisterSchema: true,
 	config.ClassFlinkStatement: true, config.ClassDBTCode: true, config.ClassTableflow: true}
 
+// MaxClientProposals bounds the proposals one call may author (each is parsed and checked).
+const MaxClientProposals = 50
+
 // Build generates the incident's plan and adds the client's proposals, each validated as the
 // generated ones are; replaceGenerated keeps only the client's (the checks and notes stay).
+// Client SQL is checked against the schemas the final plan registers: the client's
+// register_schema proposals, the generated restore unless it is replaced, else the stored ones.
 func Build(ctx context.Context, src Sources, req Request, client []ClientProposal, replaceGenerated bool) (Plan, error) {
+	if len(client) > MaxClientProposals {
+		return Plan{}, fmt.Errorf("%d proposals given; at most %d per plan", len(client), MaxClientProposals)
+	}
+	if replaceGenerated && len(client) == 0 {
+		return Plan{}, errors.New("replace_generated needs proposals: give the client-authored proposals that replace the generated ones")
+	}
 	dc, p, err := generate(ctx, src, req)
 	if err != nil {
 		return Plan{}, err
 	}
 	if replaceGenerated {
-		if len(client) == 0 {
-			return Plan{}, errors.New("replace_generated needs proposals: give the client-authored proposals that replace the generated ones")
-		}
 		p.Proposals = []Proposal{}
+		dc.restore, dc.registered = nil, map[string]registeredSchema{}
 	}
-	for i, cp := range client {
-		pr, err := dc.validate(ctx, cp)
-		if err != nil {
-			return Plan{}, fmt.Errorf("proposals[%d] (%s on %s): %w", i, cp.Class, cp.Target, err)
+	// Schemas first, so a statement is judged by what the final plan registers whatever the order.
+	out := make([]Proposal, len(client))
+	for _, schemasFirst := range []bool{true, false} {
+		for i, cp := range client {
+			if (cp.Class == config.ClassRegisterSchema) != schemasFirst {
+				continue
+			}
+			pr, err := dc.validate(ctx, cp, i+1)
+			if err != nil {
+				return Plan{}, fmt.Errorf("proposals[%d] (%s on %s): %w", i, cp.Class, cp.Target, err)
+			}
+			out[i] = pr
 		}
-		p.Proposals = append(p.Proposals, pr)
 	}
+	p.Proposals = append(p.Proposals, out...)
 	for i := range p.Proposals {
 		p.Proposals[i].Order = i + 1
 	}
@@ -61,8 +82,9 @@ func payloadString(p map[string]any, key string) string {
 	return s
 }
 
-// validate checks one client proposal the way generated ones are checked.
-func (dc *draftContext) validate(ctx context.Context, cp ClientProposal) (Proposal, error) {
+// validate checks one client proposal the way generated ones are checked; n is its place among
+// the client's proposals.
+func (dc *draftContext) validate(ctx context.Context, cp ClientProposal, n int) (Proposal, error) {
 	if _, ok := dc.src.Config.Class(cp.Class); !ok {
 		return Proposal{}, fmt.Errorf("unknown action class %q; use one of %s", cp.Class, strings.Join(config.ActionClassNames(), ", "))
 	}
@@ -101,9 +123,11 @@ func (dc *draftContext) validate(ctx context.Context, cp ClientProposal) (Propos
 	case config.ClassDBTCode:
 		pr.Validation, err = dc.validateDiff(cp.Target, payload)
 	case config.ClassRegisterSchema:
-		pr.Validation, err = dc.validateSchema(ctx, cp.Target, payload)
+		pr.Validation, err = dc.validateSchema(ctx, cp.Target, payload, n)
 	case config.ClassPauseJob, config.ClassUnpauseJob, config.ClassTriggerJob:
-		pr.Validation, err = dc.validateJob(ctx, cp.Target, payload)
+		pr.Validation, err = dc.validateJob(ctx, cp.Class, cp.Target, payload)
+	case config.ClassTriggerDBTRun:
+		pr.Validation, err = validateDBTRun(payload)
 	default:
 		if len(payload) == 0 {
 			err = errors.New("payload is empty: give exactly what would run")
@@ -131,7 +155,7 @@ func (dc *draftContext) validateSQL(ctx context.Context, sql string) (string, er
 		return "", fmt.Errorf("the SQL does not parse: %w", err)
 	}
 	known := map[string][]string{}
-	var pinned []string
+	var pinned, unchecked []string
 	for _, t := range stmt.Tables {
 		name := t[len(t)-1]
 		fields, how, err := dc.knownFields(ctx, name)
@@ -141,6 +165,8 @@ func (dc *draftContext) validateSQL(ctx context.Context, sql string) (string, er
 		if fields != nil {
 			known[strings.ToLower(name)] = fields
 			pinned = append(pinned, how)
+		} else if !containsFold(unchecked, name) {
+			unchecked = append(unchecked, name)
 		}
 	}
 	if len(known) == 0 {
@@ -149,7 +175,11 @@ func (dc *draftContext) validateSQL(ctx context.Context, sql string) (string, er
 	if _, err := checkStatement(sql, known); err != nil {
 		return "", err
 	}
-	return "parses with pkg/sqlparse; reads only fields of " + strings.Join(pinned, ", "), nil
+	v := "parses with pkg/sqlparse; reads only fields of " + strings.Join(pinned, ", ")
+	if len(unchecked) > 0 {
+		v += "; the columns read from " + strings.Join(unchecked, ", ") + " were NOT checked (no stored schema version of <topic>-value, and this plan registers none)"
+	}
+	return v, nil
 }
 
 func (dc *draftContext) validateDiff(target string, payload map[string]any) (string, error) {
@@ -163,16 +193,24 @@ func (dc *draftContext) validateDiff(target string, payload map[string]any) (str
 	if dc.src.Config.DBT == nil || dc.src.Config.DBT.ManifestPath == "" {
 		return "", errors.New("dbt not configured: set dbt.manifest_path so the diff can be applied to the model's current code")
 	}
-	md, _, err := loadModel(dc.src.Config.DBT.ManifestPath, strings.TrimPrefix(target, "dbt:"))
+	md, _, err := dc.manifest.model(dc.src.Config.DBT.ManifestPath, strings.TrimPrefix(target, "dbt:"))
 	if err != nil {
 		return "", err
 	}
-	_, path, err := ApplyDiff(md.Code, diff)
+	d, err := parseDiff(diff)
 	if err != nil {
 		return "", fmt.Errorf("the diff does not apply to %s: %w", md.Path, err)
 	}
-	if path != md.Path && path != "/dev/null" {
-		return "", fmt.Errorf("the diff changes %s but %s lives in %s", path, target, md.Path)
+	for _, p := range []string{d.oldPath, d.newPath} {
+		if p == "/dev/null" {
+			return "", fmt.Errorf("the diff creates or deletes a file (/dev/null); a dbt_code proposal changes %s in place", md.Path)
+		}
+		if p != md.Path {
+			return "", fmt.Errorf("the diff names %s but %s lives in %s: give --- a/%s and +++ b/%s", p, target, md.Path, md.Path, md.Path)
+		}
+	}
+	if _, err := applyParsed(md.Code, d); err != nil {
+		return "", fmt.Errorf("the diff does not apply to %s: %w", md.Path, err)
 	}
 	payload["path"] = md.Path
 	base := "the manifest's raw_code"
@@ -182,10 +220,33 @@ func (dc *draftContext) validateDiff(target string, payload map[string]any) (str
 	return "unified diff applies cleanly to " + base, nil
 }
 
-func (dc *draftContext) validateSchema(ctx context.Context, target string, payload map[string]any) (string, error) {
+// registerKeys are the keys of a register_schema payload, exactly what dw-schema's
+// register_stream_schema binds an approval to.
+var registerKeys = []string{"subject", "schema_type", "schema"}
+
+// onlyKeys refuses payload keys the executor would not read: an approval binds to the whole
+// payload, so nothing in it may go unexecuted.
+func onlyKeys(class string, payload map[string]any, allowed ...string) error {
+	var extra []string
+	for k := range payload {
+		if !containsExact(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return fmt.Errorf("a %s payload has only %s; %s would not be executed: leave it out", class, strings.Join(allowed, ", "), strings.Join(extra, ", "))
+	}
+	return nil
+}
+
+func (dc *draftContext) validateSchema(ctx context.Context, target string, payload map[string]any, n int) (string, error) {
 	subject, text := payloadString(payload, "subject"), payloadString(payload, "schema")
 	if subject == "" || text == "" {
 		return "", errors.New(`a register_schema payload is {"subject", "schema_type", "schema"} (what register_stream_schema checks)`)
+	}
+	if err := onlyKeys(config.ClassRegisterSchema, payload, registerKeys...); err != nil {
+		return "", err
 	}
 	if target != string(graph.SubjectURN(subject)) {
 		return "", fmt.Errorf("target %s does not match payload.subject %s (want %s)", target, subject, graph.SubjectURN(subject))
@@ -198,6 +259,7 @@ func (dc *draftContext) validateSchema(ctx context.Context, target string, paylo
 	if err != nil {
 		return "", fmt.Errorf("the schema does not parse: %w", err)
 	}
+	// Rebuilt exactly as register_stream_schema builds it, so the approval's hash matches.
 	payload["schema_type"] = string(s.Format)
 	order, versions, err := storedSchemas(ctx, dc.src.Store, subject)
 	if err != nil {
@@ -219,16 +281,29 @@ func (dc *draftContext) validateSchema(ctx context.Context, target string, paylo
 		}
 		return "", fmt.Errorf("the schema is not compatible under %s with %s versions %v: %s", lvl, subject, res.Compared, strings.Join(msgs, "; "))
 	}
+	dc.registered[subject] = registeredSchema{schema: s, how: fmt.Sprintf("%s as this plan's client proposal %d registers it", subject, n)}
 	if len(order) == 0 {
 		return fmt.Sprintf("parses as %s; no stored version of %s to compare with (%s)", s.Format, subject, how), nil
 	}
 	return fmt.Sprintf("parses as %s; compatible under %s with versions %v (%s)", s.Format, lvl, res.Compared, how), nil
 }
 
-func (dc *draftContext) validateJob(ctx context.Context, target string, payload map[string]any) (string, error) {
+func (dc *draftContext) validateJob(ctx context.Context, class, target string, payload map[string]any) (string, error) {
 	dag := payloadString(payload, "dag_id")
 	if dag == "" {
 		return "", errors.New(`payload needs "dag_id" (the Airflow DAG), as remediate's dispatch reads it`)
+	}
+	allowed := []string{"dag_id"}
+	if class == config.ClassTriggerJob {
+		allowed = append(allowed, "conf") // the run's conf, passed to Airflow
+		if c, ok := payload["conf"]; ok {
+			if _, ok := c.(map[string]any); !ok {
+				return "", errors.New("payload.conf must be an object (the DAG run's conf)")
+			}
+		}
+	}
+	if err := onlyKeys(class, payload, allowed...); err != nil {
+		return "", err
 	}
 	a, err := dc.src.Graph.Get(ctx, graph.URN(target))
 	var nf *graph.NotFoundError
@@ -241,6 +316,13 @@ func (dc *draftContext) validateJob(ctx context.Context, target string, payload 
 	if a.Kind != graph.KindJob {
 		return "", fmt.Errorf("%s is a %s, not an orchestrator job", target, a.Kind)
 	}
+	orch, _, _ := strings.Cut(graph.URN(target).ID(), "/")
+	if a.Attrs["orchestrator"] != "" {
+		orch = a.Attrs["orchestrator"]
+	}
+	if orch != "airflow" {
+		return "", fmt.Errorf("%s is a %s job, not an Airflow DAG: Data Workers pauses, unpauses and triggers only Airflow DAGs; propose it as a step for its owner instead", target, orch)
+	}
 	want := a.Attrs["dag_id"]
 	if want == "" {
 		_, want, _ = strings.Cut(graph.URN(target).ID(), "/")
@@ -249,6 +331,29 @@ func (dc *draftContext) validateJob(ctx context.Context, target string, payload 
 		return "", fmt.Errorf("payload.dag_id %q is not the DAG of %s (%q)", dag, target, want)
 	}
 	return fmt.Sprintf("%s is a job in the context graph with dag_id %s", target, dag), nil
+}
+
+// validateDBTRun checks a trigger_dbt_run payload as remediate's dispatch reads it: {job_id}, the
+// dbt Cloud job's number.
+func validateDBTRun(payload map[string]any) (string, error) {
+	var id int64
+	switch v := payload["job_id"].(type) {
+	case float64:
+		if v == math.Trunc(v) {
+			id = int64(v)
+		}
+	case json.Number:
+		id, _ = v.Int64()
+	case string:
+		id, _ = strconv.ParseInt(v, 10, 64)
+	}
+	if id <= 0 {
+		return "", errors.New(`payload needs "job_id", the dbt Cloud job's number, as remediate's trigger_dbt_run dispatch reads it`)
+	}
+	if err := onlyKeys(config.ClassTriggerDBTRun, payload, "job_id"); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("job_id %d is a number, as the dispatch reads it; whether dbt Cloud has the job is known only when it runs", id), nil
 }
 
 // parseOne parses one statement and lists the tables it reads.

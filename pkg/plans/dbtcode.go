@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/sqlparse"
 )
 
 // dbtModel is a model of the manifest as the diff needs it: its file and current code.
@@ -38,28 +40,54 @@ type manifestLite struct {
 // maxManifest bounds the manifest read (large projects reach tens of MB).
 const maxManifest = 256 << 20
 
-// loadModel reads model uniqueID from the manifest at manifestPath. The code is the project's
-// file (the manifest sits in <project>/target/) when it is there, so the diff applies to the code
-// as it is now; else the manifest's raw_code.
-func loadModel(manifestPath, uniqueID string) (dbtModel, manifestLite, error) {
+// manifestCache reads the manifest once per plan: a Build may look up several models in a
+// manifest of tens of MB.
+type manifestCache struct {
+	path   string
+	loaded bool
+	m      manifestLite
+	err    error
+}
+
+// model reads model uniqueID from the manifest at manifestPath (read on first use).
+func (c *manifestCache) model(manifestPath, uniqueID string) (dbtModel, manifestLite, error) {
+	if !c.loaded || c.path != manifestPath {
+		c.path, c.loaded = manifestPath, true
+		c.m, c.err = readManifest(manifestPath)
+	}
+	if c.err != nil {
+		return dbtModel{}, c.m, c.err
+	}
+	md, err := modelOf(c.m, manifestPath, uniqueID)
+	return md, c.m, err
+}
+
+func readManifest(manifestPath string) (manifestLite, error) {
 	var m manifestLite
 	fi, err := os.Stat(manifestPath)
 	if err != nil {
-		return dbtModel{}, m, fmt.Errorf("read dbt manifest (dbt.manifest_path): %w", err)
+		return m, fmt.Errorf("read dbt manifest (dbt.manifest_path): %w", err)
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxManifest {
-		return dbtModel{}, m, fmt.Errorf("dbt manifest %s is not a regular file of at most %d bytes", manifestPath, maxManifest)
+		return m, fmt.Errorf("dbt manifest %s is not a regular file of at most %d bytes", manifestPath, maxManifest)
 	}
 	raw, err := os.ReadFile(manifestPath)
 	if err != nil {
-		return dbtModel{}, m, fmt.Errorf("read dbt manifest (dbt.manifest_path): %w", err)
+		return m, fmt.Errorf("read dbt manifest (dbt.manifest_path): %w", err)
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return dbtModel{}, m, fmt.Errorf("dbt manifest %s: %w", manifestPath, err)
+		return m, fmt.Errorf("dbt manifest %s: %w", manifestPath, err)
 	}
+	return m, nil
+}
+
+// modelOf finds model uniqueID in the manifest. The code is the project's file (the manifest
+// sits in <project>/target/) when it is there, so the diff applies to the code as it is now;
+// else the manifest's raw_code.
+func modelOf(m manifestLite, manifestPath, uniqueID string) (dbtModel, error) {
 	n, ok := m.Nodes[uniqueID]
 	if !ok {
-		return dbtModel{}, m, fmt.Errorf("dbt manifest %s has no node %s (re-run dbt compile and import_dbt_manifest)", manifestPath, uniqueID)
+		return dbtModel{}, fmt.Errorf("dbt manifest %s has no node %s (re-run dbt compile and import_dbt_manifest)", manifestPath, uniqueID)
 	}
 	md := dbtModel{UniqueID: uniqueID, Path: n.OriginalFilePath, Code: n.RawCode}
 	if md.Code == "" {
@@ -74,7 +102,7 @@ func loadModel(manifestPath, uniqueID string) (dbtModel, manifestLite, error) {
 	if md.Path == "" {
 		md.Path = "models/" + uniqueID + ".sql"
 	}
-	return md, m, nil
+	return md, nil
 }
 
 // sourceRef matches a Jinja {{ source('src', 'table') }} call with either quote style.
@@ -89,11 +117,11 @@ var clauseWords = map[string]bool{"where": true, "group": true, "order": true, "
 	"full": true, "cross": true, "on": true, "union": true, "limit": true, "having": true, "qualify": true, "window": true, "natural": true, "lateral": true}
 
 func followedByAlias(rest string) bool {
-	ts := tokens(rest)
-	if len(ts) == 0 || ts[0].kind != 'i' && ts[0].kind != 'q' {
+	ts, _ := sqlparse.Tokens(rest) // only the first token matters; Jinja later on may not lex
+	if len(ts) == 0 || ts[0].Kind != sqlparse.TokenIdent && ts[0].Kind != sqlparse.TokenQuoted {
 		return false
 	}
-	return ts[0].isKw("AS") || !clauseWords[strings.ToLower(ts[0].text)]
+	return ts[0].IsKeyword("AS") || !clauseWords[strings.ToLower(ts[0].Text)]
 }
 
 // splitModelCode points every reference to the old table at a union: rows before from from

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,17 +60,26 @@ type recorded struct {
 
 // draftContext is what one generation learned that later steps and client proposals reuse.
 type draftContext struct {
-	src      Sources
-	inc      incidents.Incident
-	from     time.Time
-	diag     *recorded
-	restore  *restoreDraft // the schema restore, when one is proposed
-	newAsset graph.URN     // where the data lands after the plan ("" when it stays put)
-	key      []string      // the statement's GROUP BY output columns
-	timeCol  string
-	sinkV2   string
-	stmtURN  graph.URN
-	notes    []string
+	src     Sources
+	inc     incidents.Incident
+	from    time.Time
+	diag    *recorded
+	restore *restoreDraft // the schema restore, when one is proposed
+	// registered are the schemas the plan registers, by subject: what a new statement reading
+	// the subject's topic will pin. Client proposals are checked against the final plan's.
+	registered map[string]registeredSchema
+	manifest   *manifestCache
+	newAsset   graph.URN // where the data lands after the plan ("" when it stays put)
+	key        []string  // the statement's GROUP BY output columns
+	timeCol    string
+	sinkV2     string
+	stmtURN    graph.URN
+	notes      []string
+}
+
+type registeredSchema struct {
+	schema *schema.Schema
+	how    string
 }
 
 type restoreDraft struct {
@@ -88,7 +98,7 @@ func Generate(ctx context.Context, src Sources, req Request) (Plan, error) {
 }
 
 func generate(ctx context.Context, src Sources, req Request) (*draftContext, Plan, error) {
-	dc := &draftContext{src: src, inc: req.Incident}
+	dc := &draftContext{src: src, inc: req.Incident, registered: map[string]registeredSchema{}, manifest: &manifestCache{}}
 	p := Plan{IncidentID: req.Incident.ID, CreatedBy: req.Actor, Proposals: []Proposal{}, Checks: []Check{}}
 	if req.Diagnosis == "" {
 		dc.note("no diagnosis is recorded: run diagnose_incident first; only the hold on external sinks was generated")
@@ -262,7 +272,8 @@ func (dc *draftContext) schemaCause() (diagnosis.SchemaChange, diagnosis.Reader,
 		for _, r := range sc.Readers {
 			for _, f := range r.ReadsFields {
 				for _, ch := range sc.Changes {
-					if (ch.Change == "removed" || ch.Change == "renamed") && (ch.Path == f || strings.Contains(ch.Detail, f)) {
+					old, renamed := renameOf(ch)
+					if ch.Change == "removed" && ch.Path == f || renamed && old == f {
 						return sc, r, true
 					}
 				}
@@ -364,6 +375,7 @@ func (dc *draftContext) schemaRestore(ctx context.Context, sc diagnosis.SchemaCh
 		restored = append(restored, f.Path)
 	}
 	dc.restore = &restoreDraft{subject: sc.Subject, version: next, schema: proposed}
+	dc.registered[sc.Subject] = registeredSchema{schema: proposed, how: fmt.Sprintf("%s v%d (the restoring version this plan registers first)", sc.Subject, next)}
 	subj := graph.SubjectURN(sc.Subject)
 	blast := []string{string(subj)}
 	if reader.URN != "" {
@@ -384,8 +396,8 @@ func (dc *draftContext) schemaRestore(ctx context.Context, sc diagnosis.SchemaCh
 // when the plan registers one, else the latest stored version of <topic>-value.
 func (dc *draftContext) knownFields(ctx context.Context, topic string) ([]string, string, error) {
 	subject := topic + "-value"
-	if dc.restore != nil && dc.restore.subject == subject {
-		return fieldNames(dc.restore.schema), fmt.Sprintf("%s v%d (the restoring version this plan registers first)", subject, dc.restore.version), nil
+	if r, ok := dc.registered[subject]; ok {
+		return fieldNames(r.schema), r.how, nil
 	}
 	order, versions, err := storedSchemas(ctx, dc.src.Store, subject)
 	if err != nil {
@@ -446,11 +458,8 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		case "added":
 			added = append(added, ch.Path)
 		case "renamed":
-			// pkg/schema spells a rename's detail as "renamed from <old>"; the path is the new name.
-			for _, f := range reader.ReadsFields {
-				if strings.Contains(ch.Detail, f) {
-					renamed[f] = ch.Path
-				}
+			if old, ok := renameOf(ch); ok && containsExact(reader.ReadsFields, old) {
+				renamed[old] = ch.Path
 			}
 		}
 	}
@@ -511,14 +520,14 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		start["mode"], start["timestamp_millis"] = "timestamp", ms
 		dc.note(fmt.Sprintf("%s: the corrected statement starts from timestamp %s (%s) instead of per-partition offsets", why, ms, dc.from.UTC().Format(time.RFC3339)))
 	}
-	d, err := rewriteStatement(sql, reps, source, sink, optionsHint(opts))
-	if err != nil {
-		dc.note(fmt.Sprintf("no corrected statement generated for %s: %v", u, err))
-		return Proposal{}, false, nil
-	}
 	known, pinned, err := dc.knownFields(ctx, source)
 	if err != nil {
 		return Proposal{}, false, err
+	}
+	d, err := rewriteStatement(sql, reps, source, sink, optionsHint(opts), known)
+	if err != nil {
+		dc.note(fmt.Sprintf("no corrected statement generated for %s: %v", u, err))
+		return Proposal{}, false, nil
 	}
 	check := map[string][]string{}
 	if known != nil {
@@ -547,12 +556,21 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 	name := old + "-v2"
 	var whys []string
 	for _, r := range reps {
-		whys = append(whys, r.Why)
+		w := fmt.Sprintf("it reads %s as %s", r.Removed, r.Readable())
+		if r.Factor != "1" {
+			w += fmt.Sprintf(" (the SQL casts %s to BIGINT before multiplying, so the product cannot overflow INT)", r.With)
+		}
+		whys = append(whys, w+"; "+r.Why)
+	}
+	landing := ""
+	if dc.newAsset != "" {
+		landing = fmt.Sprintf(". %s is expected to land in the warehouse as %s, the name Tableflow gives it when enabled like %s (an expectation, not checked)",
+			sink, dc.newAsset, lin.Target[len(lin.Target)-1])
 	}
 	steps := []string{
 		fmt.Sprintf("CREATE TABLE `%s` LIKE `%s` (the new sink, same columns)", sink, lin.Target[len(lin.Target)-1]),
 		fmt.Sprintf("Create Flink statement %s with the sql of this payload (after the schema restore is registered, so it pins the restored version)", name),
-		fmt.Sprintf("Enable Tableflow on %s like %s, so the warehouse reads it as %s", sink, lin.Target[len(lin.Target)-1], dc.newAsset),
+		fmt.Sprintf("Enable Tableflow on %s like %s; the warehouse table is expected as %s (check the name Tableflow gives it before the checks run)", sink, lin.Target[len(lin.Target)-1], dc.newAsset),
 		fmt.Sprintf("Once %s has caught up, stop %s (after every reader of %s reads %s)", name, old, lin.Target[len(lin.Target)-1], sink),
 	}
 	return Proposal{Class: config.ClassFlinkStatement, Target: string(u),
@@ -560,8 +578,8 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		Payload:  map[string]any{"statement_name": name, "sql": d.SQL, "sink": sink, "start": start, "steps": steps},
 		Executor: dc.executor(config.ClassFlinkStatement), Reversible: true,
 		Undo: fmt.Sprintf("stop and delete statement %s and topic %s; %s keeps running until stopped, so nothing else changes", name, sink, old),
-		Why: fmt.Sprintf("%s is pinned to %s v%d and reads %s, which v%d removed; %s", u, sc.Subject, reader.PinnedVersion,
-			strings.Join(reader.ReadsFields, ", "), sc.Version, strings.Join(whys, "; ")),
+		Why: fmt.Sprintf("%s is pinned to %s v%d and reads %s, which v%d removed; %s%s", u, sc.Subject, reader.PinnedVersion,
+			strings.Join(reader.ReadsFields, ", "), sc.Version, strings.Join(whys, "; "), landing),
 		BlastRadius: []string{string(u), string(graph.TopicURN(sink)), string(dc.newAsset)}, Origin: OriginGenerated,
 		Validation: validation}, true, nil
 }
@@ -569,7 +587,7 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 func exprList(reps []Replacement) string {
 	var out []string
 	for _, r := range reps {
-		out = append(out, r.Expression(""))
+		out = append(out, r.Readable())
 	}
 	return strings.Join(out, ", ")
 }
@@ -710,13 +728,19 @@ func (dc *draftContext) dbtDiff(ctx context.Context) (Proposal, bool) {
 		dc.note(fmt.Sprintf("only %s (which reads %s) got a dbt diff; %s also read %s: repoint them the same way before %s is stopped",
 			model, column, strings.Join(others, ", "), dc.inc.Asset, dc.stmtURN))
 	}
-	md, m, err := loadModel(dc.src.Config.DBT.ManifestPath, strings.TrimPrefix(string(model), "dbt:"))
+	md, m, err := dc.manifest.model(dc.src.Config.DBT.ManifestPath, strings.TrimPrefix(string(model), "dbt:"))
 	if err != nil {
 		dc.note("no dbt diff generated: " + err.Error())
 		return Proposal{}, false
 	}
 	var total int
-	code := md.Code
+	// A CRLF model is edited and diffed by its lines; ApplyDiff keeps its CRLF endings.
+	base := md.Code
+	crlf := crlfOnly(base)
+	if crlf {
+		base = strings.ReplaceAll(base, "\r\n", "\n")
+	}
+	code := base
 	for _, s := range sources {
 		srcNode, ok := m.Sources[strings.TrimPrefix(string(s), "dbt:")]
 		if !ok {
@@ -734,14 +758,18 @@ func (dc *draftContext) dbtDiff(ctx context.Context) (Proposal, bool) {
 		dc.note(fmt.Sprintf("no dbt diff generated: %s has no {{ source(...) }} reference to %s in %s", model, dc.inc.Asset, where))
 		return Proposal{}, false
 	}
-	diff := unifiedDiff(md.Path, md.Code, code)
-	if got, _, err := ApplyDiff(md.Code, diff); err != nil || got != code {
+	diff := unifiedDiff(md.Path, base, code)
+	want := code
+	if crlf {
+		want = strings.ReplaceAll(code, "\n", "\r\n")
+	}
+	if got, _, err := ApplyDiff(md.Code, diff); err != nil || got != want {
 		dc.note(fmt.Sprintf("the dbt diff drafted for %s was refused: it does not apply to the current code (%v)", model, err))
 		return Proposal{}, false
 	}
-	base := "the manifest's raw_code"
+	appliesTo := "the manifest's raw_code"
 	if md.FromFile {
-		base = md.Path + " as it is now"
+		appliesTo = md.Path + " as it is now"
 	}
 	return Proposal{Class: config.ClassDBTCode, Target: string(model),
 		Title: fmt.Sprintf("Point %s at %s for hours from %s", model.ID(), relationOf(dc.newAsset), dc.from.UTC().Format("2006-01-02 15:04 UTC")),
@@ -749,10 +777,10 @@ func (dc *draftContext) dbtDiff(ctx context.Context) (Proposal, bool) {
 			"steps": []string{"git apply the diff in the dbt project", "dbt build -s " + model.ID()[strings.LastIndex(model.ID(), ".")+1:]}},
 		Executor: dc.executor(config.ClassDBTCode), Reversible: true,
 		Undo: "git revert the change and rebuild the model",
-		Why: fmt.Sprintf("%s reads %s; rows from %s on are corrected in %s by the new statement, earlier rows stay where they are",
-			model, dc.inc.Asset, dc.from.UTC().Format(time.RFC3339), dc.newAsset),
+		Why: fmt.Sprintf("%s reads %s; rows from %s on are corrected by the new statement in %s (the table Tableflow is expected to create for %s: an expectation, check the name before merging), earlier rows stay where they are",
+			model, dc.inc.Asset, dc.from.UTC().Format(time.RFC3339), dc.newAsset, dc.sinkV2),
 		BlastRadius: []string{string(model), string(dc.newAsset)}, Origin: OriginGenerated,
-		Validation: "unified diff applies cleanly to " + base}, true
+		Validation: "unified diff applies cleanly to " + appliesTo}, true
 }
 
 func relationOf(u graph.URN) string {
@@ -804,4 +832,29 @@ func (dc *draftContext) checks() []Check {
 		Check{Asset: asset, Check: "volume", Window: "today", Supersedes: supersedes, Why: "rows arrive at the usual rate on " + where},
 		Check{Asset: asset, Check: "freshness", Window: "today", Supersedes: supersedes, Why: "the data is current on " + where})
 	return out
+}
+
+// renameDetail is how pkg/schema/diff.go states a rename: "<old> is renamed to <new> (by alias)"
+// or "(on tag N)"; the change's Path is the new name.
+var renameDetail = regexp.MustCompile(`^(.+) is renamed to (.+) \((by alias|on tag \d+)\)$`)
+
+// renameOf returns the old name of a renamed field, read exactly from the change's detail.
+func renameOf(ch diagnosis.FieldChange) (string, bool) {
+	if ch.Change != "renamed" {
+		return "", false
+	}
+	m := renameDetail.FindStringSubmatch(ch.Detail)
+	if m == nil || m[2] != ch.Path {
+		return "", false
+	}
+	return m[1], true
+}
+
+func containsExact(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package plans
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,9 +86,11 @@ func FuzzRewriteStatement(f *testing.F) {
 	f.Add("INSERT INTO s SELECT t.response_bytes FROM `api-usage` t")
 	f.Add("INSERT INTO `a`.`b`.`usage-hourly` SELECT response_bytes AS response_bytes FROM `api-usage` /* x */ WHERE response_bytes > 0")
 	f.Add("SELECT 'response_bytes' FROM x")
+	f.Add("INSERT INTO s SELECT u.payload.response_bytes, l.response_bytes, response_bytes FROM `api-usage` u JOIN limits l ON l.k = u.k")
+	f.Add("INSERT INTO s WITH x AS (SELECT response_bytes FROM `api-usage`) SELECT response_bytes.f, response_bytes[1] FROM x")
 	f.Fuzz(func(t *testing.T, sql string) {
 		rep := Replacement{Removed: "response_bytes", With: "response_kib", Factor: "1024"}
-		d, err := rewriteStatement(sql, []Replacement{rep}, "api-usage", "usage-hourly-v2", optionsHint([][2]string{{"scan.startup.mode", "timestamp"}}))
+		d, err := rewriteStatement(sql, []Replacement{rep}, "api-usage", "usage-hourly-v2", optionsHint([][2]string{{"scan.startup.mode", "timestamp"}}), nil)
 		if err != nil {
 			return
 		}
@@ -96,4 +99,66 @@ func FuzzRewriteStatement(f *testing.F) {
 		}
 		_, _ = checkStatement(d.SQL, map[string][]string{"api-usage": {"response_bytes", "response_kib"}})
 	})
+}
+
+// A rename is read exactly as pkg/schema/diff.go states it ("<old> is renamed to <new> (…)"):
+// a reader of "name" is not taken for a reader of "user_name".
+func TestSchemaCauseMatchesRenamesExactly(t *testing.T) {
+	change := func(detail string) diagnosis.FieldChange {
+		return diagnosis.FieldChange{Path: "username", Change: "renamed", Detail: detail}
+	}
+	cases := []struct {
+		name   string
+		ch     diagnosis.FieldChange
+		reads  string
+		cause  bool
+		oldWas string // what renameOf reads as the old name ("" when it is not a rename as pkg/schema states one)
+	}{
+		{"reader of the old name", change("user_name is renamed to username (by alias)"), "user_name", true, "user_name"},
+		{"reader of a substring of it", change("user_name is renamed to username (by alias)"), "name", false, "user_name"},
+		{"reader of the new name", change("user_name is renamed to username (by alias)"), "username", false, "user_name"},
+		{"protobuf tag", diagnosis.FieldChange{Path: "a.c", Change: "renamed", Detail: "a.b is renamed to a.c (on tag 3)"}, "a.b", true, "a.b"},
+		{"another wording", change("renamed from user_name"), "user_name", false, ""},
+		{"detail naming another field", change("user_name is renamed to login (by alias)"), "user_name", false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, ok := renameOf(c.ch)
+			if ok != (c.oldWas != "") || old != c.oldWas {
+				t.Errorf("renameOf = %q, %v", old, ok)
+			}
+			dc := &draftContext{diag: &recorded{Input: diagnosis.Input{SchemaChanges: []diagnosis.SchemaChange{{Subject: "users-value", Version: 2,
+				Changes: []diagnosis.FieldChange{c.ch}, Readers: []diagnosis.Reader{{URN: "flink:statement/x", ReadsFields: []string{c.reads}}}}}}}}
+			if _, _, got := dc.schemaCause(); got != c.cause {
+				t.Errorf("schemaCause = %v, want %v (notes %v)", got, c.cause, dc.notes)
+			}
+		})
+	}
+}
+
+// The manifest is read once per plan, however many models are looked up.
+func TestManifestIsReadOncePerPlan(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "target", "manifest.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw := `{"nodes": {"model.p.a": {"resource_type": "model", "raw_code": "select 1\n", "original_file_path": "models/a.sql"},
+		"model.p.b": {"resource_type": "model", "raw_code": "select 2\n", "original_file_path": "models/b.sql"}}, "sources": {}}`
+	if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var c manifestCache
+	if md, _, err := c.model(path, "model.p.a"); err != nil || md.Code != "select 1\n" {
+		t.Fatalf("%+v %v", md, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if md, _, err := c.model(path, "model.p.b"); err != nil || md.Code != "select 2\n" || md.Path != "models/b.sql" {
+		t.Fatalf("second model must come from the manifest already read: %+v %v", md, err)
+	}
+	if _, _, err := c.model(path, "model.p.nope"); err == nil || !strings.Contains(err.Error(), "has no node model.p.nope") {
+		t.Errorf("unknown model: %v", err)
+	}
 }

@@ -93,13 +93,24 @@ func deriveReplacement(removed string, added []string, renamedTo string) (Replac
 }
 
 // Expression is the read of the removed field in the corrected statement: the replacement
-// converted to the old unit, falling back to the old field (records still written with it).
+// converted to the old unit, falling back to the old field (records still written with it). The
+// replacement is cast to BIGINT before it is multiplied, so an INT field times the factor cannot
+// overflow; Readable is the same read without the cast, for the approver.
 func (r Replacement) Expression(qualifier string) string {
 	with := qualifier + quoteIdent(r.With)
 	if r.Factor != "1" {
-		with += " * " + r.Factor
+		with = "CAST(" + with + " AS BIGINT) * " + r.Factor
 	}
 	return fmt.Sprintf("COALESCE(%s, %s%s)", with, qualifier, quoteIdent(r.Removed))
+}
+
+// Readable is the read as an approver states it: COALESCE(response_kib * 1024, response_bytes).
+func (r Replacement) Readable() string {
+	with := quoteIdent(r.With)
+	if r.Factor != "1" {
+		with += " * " + r.Factor
+	}
+	return fmt.Sprintf("COALESCE(%s, %s)", with, quoteIdent(r.Removed))
 }
 
 // quoteIdent backquotes an identifier that is not a plain lower-case word (Flink's quoting).
@@ -121,81 +132,6 @@ func quoteIdent(s string) string {
 var reserved = map[string]bool{"HOUR": true, "DAY": true, "MINUTE": true, "SECOND": true, "YEAR": true, "MONTH": true, "TIME": true,
 	"TIMESTAMP": true, "DATE": true, "USER": true, "VALUE": true, "TABLE": true, "FROM": true, "SELECT": true, "WHERE": true, "GROUP": true,
 	"ORDER": true, "BY": true, "AS": true, "WINDOW": true, "RANGE": true, "ROWS": true, "SYSTEM": true}
-
-// tok is a token of SQL text with its byte span.
-type tok struct {
-	kind       byte // 'i' identifier, 'q' quoted identifier, 's' string, 'n' number, 'o' other
-	text       string
-	start, end int
-}
-
-// tokens splits SQL into identifiers, quoted identifiers, strings, numbers and single-character
-// operators, skipping whitespace and comments. It never fails: an unterminated string or
-// comment ends the text (the parser reports it).
-func tokens(src string) []tok {
-	var out []tok
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				return out
-			}
-			i += end + 4
-		case c == '\'' || c == '`' || c == '"':
-			start := i
-			var b strings.Builder
-			i++
-			for i < len(src) {
-				if src[i] == c {
-					if i+1 < len(src) && src[i+1] == c {
-						b.WriteByte(c)
-						i += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(src[i])
-				i++
-			}
-			i++
-			kind := byte('q')
-			if c == '\'' {
-				kind = 's'
-			}
-			out = append(out, tok{kind: kind, text: b.String(), start: start, end: min(i, len(src))})
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '$':
-			start := i
-			for i < len(src) && (src[i] == '_' || src[i] == '$' || src[i] >= 'a' && src[i] <= 'z' || src[i] >= 'A' && src[i] <= 'Z' || src[i] >= '0' && src[i] <= '9') {
-				i++
-			}
-			out = append(out, tok{kind: 'i', text: src[start:i], start: start, end: i})
-		case c >= '0' && c <= '9':
-			start := i
-			for i < len(src) && (src[i] >= '0' && src[i] <= '9' || src[i] == '.') {
-				i++
-			}
-			out = append(out, tok{kind: 'n', text: src[start:i], start: start, end: i})
-		default:
-			out = append(out, tok{kind: 'o', text: string(c), start: i, end: i + 1})
-			i++
-		}
-	}
-	return out
-}
-
-func (t tok) isName(name string) bool {
-	return (t.kind == 'i' || t.kind == 'q') && strings.EqualFold(t.text, name)
-}
-
-func (t tok) isKw(kw string) bool { return t.kind == 'i' && strings.EqualFold(t.text, kw) }
 
 // edit is a replacement of src[start:end].
 type edit struct {
@@ -220,10 +156,12 @@ type StatementDraft struct {
 	Rewritten int `json:"rewritten"`
 }
 
-// rewriteStatement writes the corrected statement: every read of a removed field becomes the
-// replacement expression, the INSERT/CREATE target becomes sink, and each read of source gets
-// the dynamic-options hint (startup position).
-func rewriteStatement(sql string, reps []Replacement, source, sink, hint string) (StatementDraft, error) {
+// rewriteStatement writes the corrected statement: every read of a removed field of source
+// becomes the replacement expression, the INSERT/CREATE target becomes sink, and each read of
+// source gets the dynamic-options hint (startup position). Which references read source is
+// decided by pkg/sqlparse's resolution (sourceFields are source's columns, nil when unknown): a
+// same-named column of a joined table, a CTE's output or a nested field is left alone.
+func rewriteStatement(sql string, reps []Replacement, source, sink, hint string, sourceFields []string) (StatementDraft, error) {
 	stmt, err := sqlparse.Parse(sql)
 	if err != nil {
 		return StatementDraft{}, fmt.Errorf("the pinned statement does not parse: %w", err)
@@ -237,52 +175,71 @@ func rewriteStatement(sql string, reps []Replacement, source, sink, hint string)
 	default:
 		return StatementDraft{}, fmt.Errorf("the pinned statement writes no table (it is a bare query), so there is no sink to redirect")
 	}
-	ts := tokens(sql)
+	ts, err := sqlparse.Tokens(sql)
+	if err != nil {
+		return StatementDraft{}, fmt.Errorf("the pinned statement does not lex: %w", err)
+	}
 	var edits []edit
 	d := StatementDraft{Sink: sink, Replacements: reps}
-	targetDone := false
+	targetDone, hinted := false, false
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
 		// The target: the name after INSERT INTO / INSERT OVERWRITE / CREATE [OR REPLACE] TABLE.
-		if !targetDone && (t.isKw("INTO") || t.isKw("OVERWRITE") || t.isKw("TABLE") && i > 0 && (ts[i-1].isKw("CREATE") || ts[i-1].isKw("REPLACE"))) {
-			j, end := nameAt(ts, i+1)
-			if end > 0 && ts[end-1].isName(target[len(target)-1]) {
-				edits = append(edits, edit{start: ts[end-1].start, end: ts[end-1].end, text: "`" + strings.ReplaceAll(sink, "`", "``") + "`"})
+		if !targetDone && (t.IsKeyword("INTO") || t.IsKeyword("OVERWRITE") || t.IsKeyword("TABLE") && i > 0 && (ts[i-1].IsKeyword("CREATE") || ts[i-1].IsKeyword("REPLACE"))) {
+			if end := nameEnd(ts, i+1); end > 0 && ts[end-1].IsName(target[len(target)-1]) {
+				edits = append(edits, edit{start: ts[end-1].Pos, end: ts[end-1].End, text: "`" + strings.ReplaceAll(sink, "`", "``") + "`"})
 				targetDone = true
 				i = end - 1
-				_ = j
 				continue
 			}
 		}
 		// The source: the name after FROM, JOIN or TABLE (TVF argument) gets the hint.
-		if hint != "" && (t.isKw("FROM") || t.isKw("JOIN") || t.isKw("TABLE")) {
-			if _, end := nameAt(ts, i+1); end > 0 && ts[end-1].isName(source) {
-				edits = append(edits, edit{start: ts[end-1].end, end: ts[end-1].end, text: " " + hint})
+		if hint != "" && (t.IsKeyword("FROM") || t.IsKeyword("JOIN") || t.IsKeyword("TABLE")) {
+			if end := nameEnd(ts, i+1); end > 0 && ts[end-1].IsName(source) {
+				edits = append(edits, edit{start: ts[end-1].End, end: ts[end-1].End, text: " " + hint})
+				hinted = true
 				i = end - 1
-				continue
 			}
-		}
-		for _, r := range reps {
-			if !t.isName(r.Removed) || (i > 0 && ts[i-1].isKw("AS")) || (i+1 < len(ts) && ts[i+1].text == "(") {
-				continue
-			}
-			start, qual := t.start, ""
-			if i >= 2 && ts[i-1].text == "." && (ts[i-2].kind == 'i' || ts[i-2].kind == 'q') {
-				start = ts[i-2].start
-				qual = sql[ts[i-2].start:ts[i-2].end] + "."
-			}
-			edits = append(edits, edit{start: start, end: t.end, text: r.Expression(qual)})
-			d.Rewritten++
 		}
 	}
 	if !targetDone {
 		return StatementDraft{}, fmt.Errorf("could not find the target table %s in the statement text to redirect it", strings.Join(target, "."))
 	}
-	if d.Rewritten == 0 && len(reps) > 0 {
-		return StatementDraft{}, fmt.Errorf("the statement text has no read of %s to rewrite", reps[0].Removed)
-	}
-	if hint != "" && !containsEdit(edits, " "+hint) {
+	if hint != "" && !hinted {
 		return StatementDraft{}, fmt.Errorf("could not find where the statement reads %s to set its start position", source)
+	}
+	byEnd := map[int]int{} // token index by end offset
+	for i, t := range ts {
+		byEnd[t.End] = i
+	}
+	cols := func(name []string) ([]string, bool) {
+		if sourceFields != nil && strings.EqualFold(name[len(name)-1], source) {
+			return sourceFields, true
+		}
+		return nil, false
+	}
+	for _, u := range sqlparse.ColumnUses(stmt, cols) {
+		if len(u.Table) == 0 || !strings.EqualFold(u.Table[len(u.Table)-1], source) || len(u.Ref.Parts) > 2 {
+			continue
+		}
+		last, ok := byEnd[u.Ref.End]
+		if !ok || last+1 < len(ts) && ts[last+1].Kind == sqlparse.TokenOp && (ts[last+1].Text == "." || ts[last+1].Text == "[") {
+			continue // a field or element of the column, not the column
+		}
+		for _, r := range reps {
+			if !strings.EqualFold(u.Column, r.Removed) {
+				continue
+			}
+			text := r.Expression(sql[u.Ref.Pos:ts[last].Pos])
+			if u.Bare {
+				text += " AS " + quoteIdent(r.Removed) // the item keeps its output column name
+			}
+			edits = append(edits, edit{start: u.Ref.Pos, end: u.Ref.End, text: text})
+			d.Rewritten++
+		}
+	}
+	if d.Rewritten == 0 && len(reps) > 0 {
+		return StatementDraft{}, fmt.Errorf("the statement text has no read of %s from %s to rewrite", reps[0].Removed, source)
 	}
 	d.SQL = applyEdits(sql, edits)
 	// Our own output must parse with the parser that reads statements everywhere else.
@@ -292,29 +249,18 @@ func rewriteStatement(sql string, reps []Replacement, source, sink, hint string)
 	return d, nil
 }
 
-func containsEdit(es []edit, text string) bool {
-	for _, e := range es {
-		if e.text == text {
-			return true
-		}
-	}
-	return false
-}
-
-// nameAt reads a possibly qualified name (a.b.c) starting at token i; end is the index after it
-// (0 when there is no name).
-func nameAt(ts []tok, i int) (int, int) {
-	if i >= len(ts) || (ts[i].kind != 'i' && ts[i].kind != 'q') {
-		return i, 0
-	}
-	if ts[i].kind == 'i' && (ts[i].isKw("SELECT") || ts[i].isKw("TABLE")) {
-		return i, 0
+// nameEnd reads a possibly qualified name (a.b.c) starting at token i and returns the index
+// after it (0 when there is no name there).
+func nameEnd(ts []sqlparse.Token, i int) int {
+	isName := func(t sqlparse.Token) bool { return t.Kind == sqlparse.TokenIdent || t.Kind == sqlparse.TokenQuoted }
+	if i >= len(ts) || !isName(ts[i]) || ts[i].IsKeyword("SELECT") || ts[i].IsKeyword("TABLE") {
+		return 0
 	}
 	j := i + 1
-	for j+1 < len(ts) && ts[j].text == "." && (ts[j+1].kind == 'i' || ts[j+1].kind == 'q') {
+	for j+1 < len(ts) && ts[j].Kind == sqlparse.TokenOp && ts[j].Text == "." && isName(ts[j+1]) {
 		j += 2
 	}
-	return i, j
+	return j
 }
 
 // optionsHint is Flink's dynamic table options hint for a start position.
@@ -373,11 +319,9 @@ func checkStatement(sql string, known map[string][]string) (ReadCheck, error) {
 	for _, s := range lin.Indirect {
 		check(s)
 	}
-	for _, w := range lin.Warnings {
-		if rest, ok := strings.CutPrefix(w, "column "); ok {
-			if col, ok := strings.CutSuffix(rest, " not found in any table of its FROM clause"); ok && !containsFold(bad, col) {
-				bad = append(bad, col)
-			}
+	for _, parts := range lin.Unresolved {
+		if col := strings.Join(parts, "."); !containsFold(bad, col) {
+			bad = append(bad, col)
 		}
 	}
 	if len(bad) > 0 {

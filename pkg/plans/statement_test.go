@@ -45,12 +45,12 @@ func TestDeriveReplacementByUnitSuffix(t *testing.T) {
 func TestRewriteStatementReadsBothFieldsIntoV2FromOffsets(t *testing.T) {
 	rep := Replacement{Removed: "response_bytes", With: "response_kib", Factor: "1024"}
 	hint := optionsHint([][2]string{{"scan.startup.mode", "specific-offsets"}, {"scan.startup.specific-offsets", "partition:0,offset:4;partition:1,offset:7"}})
-	d, err := rewriteStatement(rollupSQL, []Replacement{rep}, "api-usage", "usage-hourly-v2", hint)
+	d, err := rewriteStatement(rollupSQL, []Replacement{rep}, "api-usage", "usage-hourly-v2", hint, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(d.SQL)
-	for _, want := range []string{"INSERT INTO `usage-hourly-v2`", "SUM(COALESCE(response_kib * 1024, response_bytes)) AS egress_bytes",
+	for _, want := range []string{"INSERT INTO `usage-hourly-v2`", "SUM(COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes)) AS egress_bytes",
 		"TABLE `api-usage` /*+ OPTIONS('scan.startup.mode'='specific-offsets', 'scan.startup.specific-offsets'='partition:0,offset:4;partition:1,offset:7') */"} {
 		if !strings.Contains(d.SQL, want) {
 			t.Errorf("draft lacks %q", want)
@@ -77,11 +77,11 @@ func TestRewriteStatementReadsBothFieldsIntoV2FromOffsets(t *testing.T) {
 
 func TestRewriteStatementQualifiedReads(t *testing.T) {
 	sql := "INSERT INTO sink SELECT u.account_id, SUM(u.response_bytes) AS b FROM `api-usage` AS u WHERE u.response_bytes > 0 GROUP BY u.account_id"
-	d, err := rewriteStatement(sql, []Replacement{{Removed: "response_bytes", With: "response_kib", Factor: "1024"}}, "api-usage", "sink-v2", "")
+	d, err := rewriteStatement(sql, []Replacement{{Removed: "response_bytes", With: "response_kib", Factor: "1024"}}, "api-usage", "sink-v2", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Rewritten != 2 || !strings.Contains(d.SQL, "SUM(COALESCE(u.response_kib * 1024, u.response_bytes))") || !strings.Contains(d.SQL, "INSERT INTO `sink-v2`") {
+	if d.Rewritten != 2 || !strings.Contains(d.SQL, "SUM(COALESCE(CAST(u.response_kib AS BIGINT) * 1024, u.response_bytes))") || !strings.Contains(d.SQL, "INSERT INTO `sink-v2`") {
 		t.Errorf("%d rewrites: %s", d.Rewritten, d.SQL)
 	}
 	if _, err := sqlparse.Parse(d.SQL); err != nil {
@@ -96,5 +96,72 @@ func TestCheckStatementRefusesUnknownFieldsAndBadSQL(t *testing.T) {
 	}
 	if _, err := checkStatement("INSERT INTO s SELEC account_id FROM `api-usage`", known); err == nil {
 		t.Error("unparsable SQL accepted")
+	}
+}
+
+var kibRep = Replacement{Removed: "response_bytes", With: "response_kib", Factor: "1024"}
+
+// Only reads of the source table's column are rewritten: a joined table's column of the same
+// name, a nested field and a CTE's output column are left as written.
+func TestRewriteStatementRewritesOnlyTheSourceTablesColumn(t *testing.T) {
+	v13 := []string{"account_id", "event_time", "response_kib", "response_bytes", "payload"}
+	cases := []struct {
+		name, sql string
+		want      []string
+		keep      []string
+	}{
+		{"joined table", "INSERT INTO s SELECT u.account_id, SUM(u.response_bytes) AS b, MAX(l.response_bytes) AS lim FROM `api-usage` AS u " +
+			"JOIN limits l ON l.account_id = u.account_id GROUP BY u.account_id",
+			[]string{"SUM(COALESCE(CAST(u.response_kib AS BIGINT) * 1024, u.response_bytes)) AS b"}, []string{"MAX(l.response_bytes) AS lim"}},
+		{"unqualified beside a join", "INSERT INTO s SELECT SUM(response_bytes) AS b FROM `api-usage` JOIN limits ON limits.k = `api-usage`.account_id",
+			[]string{"SUM(COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes)) AS b"}, nil},
+		{"nested field", "INSERT INTO s SELECT u.payload.response_bytes AS nested, SUM(u.response_bytes) AS b FROM `api-usage` u GROUP BY u.payload.response_bytes",
+			[]string{"SUM(COALESCE(CAST(u.response_kib AS BIGINT) * 1024, u.response_bytes)) AS b"}, []string{"u.payload.response_bytes AS nested", "GROUP BY u.payload.response_bytes"}},
+		{"bare select item keeps its name", "INSERT INTO s SELECT account_id, response_bytes FROM `api-usage`",
+			[]string{"SELECT account_id, COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes) AS response_bytes FROM"}, nil},
+		{"aliased item", "INSERT INTO s SELECT response_bytes AS rb FROM `api-usage`",
+			[]string{"SELECT COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes) AS rb FROM"}, nil},
+		{"CTE output", "INSERT INTO s WITH x AS (SELECT response_bytes FROM `api-usage`) SELECT SUM(response_bytes) AS b FROM x",
+			[]string{"(SELECT COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes) AS response_bytes FROM"}, []string{"SELECT SUM(response_bytes) AS b FROM x"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := rewriteStatement(c.sql, []Replacement{kibRep}, "api-usage", "s-v2", "", v13)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(d.SQL, w) {
+					t.Errorf("draft lacks %q:\n%s", w, d.SQL)
+				}
+			}
+			for _, k := range c.keep {
+				if !strings.Contains(d.SQL, k) {
+					t.Errorf("draft changed %q:\n%s", k, d.SQL)
+				}
+			}
+			if strings.Contains(d.SQL, ".COALESCE") || strings.Contains(d.SQL, "l.COALESCE") {
+				t.Errorf("a qualifier was put before the expression:\n%s", d.SQL)
+			}
+		})
+	}
+	// Nothing of the source to rewrite (only a joined table has the name): refused, not drafted.
+	if _, err := rewriteStatement("INSERT INTO s SELECT l.response_bytes FROM `api-usage` u JOIN limits l ON l.k = u.account_id", []Replacement{kibRep}, "api-usage", "s-v2", "", v13); err == nil {
+		t.Error("a statement reading only limits.response_bytes was rewritten")
+	}
+}
+
+// The executed SQL casts before multiplying (an INT of KiB times 1024 can overflow); what the
+// approver reads states the intent without the cast.
+func TestReplacementExpressionCastsAndReadableStatesTheIntent(t *testing.T) {
+	if got := kibRep.Expression("u."); got != "COALESCE(CAST(u.response_kib AS BIGINT) * 1024, u.response_bytes)" {
+		t.Errorf("expression %s", got)
+	}
+	if got := kibRep.Readable(); got != "COALESCE(response_kib * 1024, response_bytes)" {
+		t.Errorf("readable %s", got)
+	}
+	rename := Replacement{Removed: "user_name", With: "username", Factor: "1"}
+	if got := rename.Expression(""); got != "COALESCE(username, user_name)" {
+		t.Errorf("rename %s", got)
 	}
 }

@@ -115,8 +115,12 @@ func (*TableFunc) tableExpr() {}
 // Expr is an expression.
 type Expr interface{ expr() }
 
-// ColumnRef is a possibly qualified column: a, t.a, s.t.a.
-type ColumnRef struct{ Parts []string }
+// ColumnRef is a possibly qualified column: a, t.a, s.t.a. Pos and End are its byte span in the
+// parsed text (first part to last), so a caller can edit the reference where it is written.
+type ColumnRef struct {
+	Parts    []string
+	Pos, End int
+}
 
 // Literal is a constant (string, number, boolean, NULL, typed literal, niladic function).
 type Literal struct{ Text string }

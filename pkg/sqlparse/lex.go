@@ -88,7 +88,7 @@ func lex(src string) ([]token, error) {
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {
-				return nil, newSyntaxError(src, i, "unterminated /* comment")
+				return toks, newSyntaxError(src, i, "unterminated /* comment")
 			}
 			i += end + 4
 		case c == '\'':
@@ -97,7 +97,7 @@ func lex(src string) ([]token, error) {
 			i++
 			for {
 				if i >= len(src) {
-					return nil, newSyntaxError(src, start, "unterminated string literal")
+					return toks, newSyntaxError(src, start, "unterminated string literal")
 				}
 				if src[i] == '\'' {
 					if i+1 < len(src) && src[i+1] == '\'' {
@@ -125,7 +125,7 @@ func lex(src string) ([]token, error) {
 			i++
 			for {
 				if i >= len(src) {
-					return nil, newSyntaxError(src, start, "unterminated quoted identifier")
+					return toks, newSyntaxError(src, start, "unterminated quoted identifier")
 				}
 				if src[i] == q {
 					if i+1 < len(src) && src[i+1] == q {
@@ -140,7 +140,7 @@ func lex(src string) ([]token, error) {
 				i++
 			}
 			if b.Len() == 0 {
-				return nil, newSyntaxError(src, start, "empty quoted identifier")
+				return toks, newSyntaxError(src, start, "empty quoted identifier")
 			}
 			toks = append(toks, token{kind: tQuoted, text: b.String(), pos: start, end: i})
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
@@ -206,7 +206,7 @@ func lex(src string) ([]token, error) {
 					op = string(c)
 				} else {
 					r, _ := utf8.DecodeRuneInString(src[i:])
-					return nil, newSyntaxError(src, i, "unexpected character %q", r)
+					return toks, newSyntaxError(src, i, "unexpected character %q", r)
 				}
 			}
 			toks = append(toks, token{kind: tOp, text: op, pos: i, end: i + len(op)})

@@ -44,6 +44,9 @@ type Lineage struct {
 	Tables   [][]string     `json:"tables"`   // base tables read
 	Indirect []SourceColumn `json:"indirect"` // columns that join, filter, group or window the rows
 	Warnings []string       `json:"warnings,omitempty"`
+	// Unresolved are the column references (parts as written) found in no table of their FROM
+	// clause; each also has a warning. Callers that judge reads go by this, not the wording.
+	Unresolved [][]string `json:"-"`
 }
 
 // ColumnsFunc returns the columns of a base table, ok=false when unknown. Table names are as
@@ -67,6 +70,8 @@ type relation struct {
 	// baseUnknown: a window TVF over a table whose columns are unknown; any other column name is
 	// that table's column.
 	baseUnknown []string
+	// base: a window TVF over a base table, whose columns (but the window columns) are that table's.
+	base []string
 }
 
 type scope struct {
@@ -80,15 +85,21 @@ type env struct {
 	cols   ColumnsFunc
 	result *Lineage
 	tables map[string]bool
+	// uses collects each column reference's resolution (ColumnUses); nil for Analyze.
+	uses map[*ColumnRef]*ColumnUse
 }
 
 // Analyze computes column lineage for a parsed statement.
 func Analyze(stmt Statement, cols ColumnsFunc) *Lineage {
+	return analyze(stmt, cols, nil)
+}
+
+func analyze(stmt Statement, cols ColumnsFunc, uses map[*ColumnRef]*ColumnUse) *Lineage {
 	if cols == nil {
 		cols = func([]string) ([]string, bool) { return nil, false }
 	}
 	l := &Lineage{Columns: []OutputColumn{}, Tables: [][]string{}, Indirect: []SourceColumn{}}
-	e := &env{ctes: map[string]*relation{}, cols: cols, result: l, tables: map[string]bool{}}
+	e := &env{ctes: map[string]*relation{}, cols: cols, result: l, tables: map[string]bool{}, uses: uses}
 	var q *Query
 	var targetCols []string
 	switch s := stmt.(type) {
@@ -222,6 +233,9 @@ func (e *env) selectBlock(s *Select) []OutputColumn {
 			top = KindIdentity
 			if o.Name == "" {
 				o.Name = cr.Parts[len(cr.Parts)-1]
+				if e.uses != nil {
+					e.uses[cr] = &ColumnUse{Ref: cr, Bare: true}
+				}
 			}
 		}
 		if o.Name == "" {
@@ -419,7 +433,7 @@ func (e *env) tableFunc(t *TableFunc, sc *scope) *relation {
 		for _, s := range timeCols {
 			e.result.Indirect = append(e.result.Indirect, SourceColumn{Table: s.table, Column: s.column, Kind: KindWindow})
 		}
-		r := &relation{alias: inner.alias, known: inner.known, derived: map[string][]src{}, star: map[string]bool{}, anyCol: inner.anyCol}
+		r := &relation{alias: inner.alias, known: inner.known, derived: map[string][]src{}, star: map[string]bool{}, anyCol: inner.anyCol, base: inner.name}
 		if t.Alias != "" {
 			r.alias = strings.ToLower(t.Alias)
 		}
@@ -495,13 +509,20 @@ func equalFoldParts(a, b []string) bool {
 
 // resolve finds the sources of a column reference in scope (then enclosing scopes).
 func (e *env) resolve(parts []string, sc *scope, kind string, quiet bool) []src {
+	ss, _, _ := e.resolveIn(parts, sc, kind, quiet)
+	return ss
+}
+
+// resolveIn is resolve that also says which relation the reference resolved to and the column
+// path within it (nil, nil when it did not resolve to one relation).
+func (e *env) resolveIn(parts []string, sc *scope, kind string, quiet bool) ([]src, *relation, []string) {
 	if len(parts) > 1 {
 		if r := findRelation(sc, parts[:len(parts)-1]); r != nil {
-			return withKind(r.lookup(parts[len(parts)-1]), kind)
+			return withKind(r.lookup(parts[len(parts)-1]), kind), r, parts[len(parts)-1:]
 		}
 		for i := len(parts) - 2; i >= 1; i-- { // t.struct_col.field
 			if r := findRelation(sc, parts[:i]); r != nil {
-				return withKind(r.lookupPath(parts[i:]), kind)
+				return withKind(r.lookupPath(parts[i:]), kind), r, parts[i:]
 			}
 		}
 	}
@@ -518,32 +539,33 @@ func (e *env) resolve(parts []string, sc *scope, kind string, quiet bool) []src 
 		switch {
 		case len(hits) == 1:
 			if len(parts) > 1 {
-				return withKind(hits[0].lookupPath(parts), kind)
+				return withKind(hits[0].lookupPath(parts), kind), hits[0], parts
 			}
-			return withKind(hits[0].lookup(name), kind)
+			return withKind(hits[0].lookup(name), kind), hits[0], parts
 		case len(hits) > 1:
 			e.warn("column %s is ambiguous between %d tables; its lineage is left out", strings.Join(parts, "."), len(hits))
-			return nil
+			return nil, nil, nil
 		case len(unknown) == 1:
 			if len(parts) > 1 {
-				return withKind(unknown[0].lookupPath(parts), kind)
+				return withKind(unknown[0].lookupPath(parts), kind), unknown[0], parts
 			}
-			return withKind(unknown[0].lookup(name), kind)
+			return withKind(unknown[0].lookup(name), kind), unknown[0], parts
 		case len(s.rels) == 1 && s.rels[0].name != nil:
 			// One base table in scope: an unqualified column is its column, whatever the catalog
 			// listed (dbt's documented columns are often incomplete).
-			return withKind(s.rels[0].lookup(name), kind)
+			return withKind(s.rels[0].lookup(name), kind), s.rels[0], parts
 		case len(unknown) > 1:
 			if !quiet {
 				e.warn("cannot tell which table column %s comes from (columns of %d tables are unknown); its lineage is left out", strings.Join(parts, "."), len(unknown))
 			}
-			return nil
+			return nil, nil, nil
 		}
 	}
 	if !quiet {
 		e.warn("column %s not found in any table of its FROM clause", strings.Join(parts, "."))
+		e.result.Unresolved = append(e.result.Unresolved, parts)
 	}
-	return nil
+	return nil, nil, nil
 }
 
 func (r *relation) lookup(c string) []src {
@@ -609,7 +631,11 @@ func (e *env) walk(x Expr, sc *scope, kind string) []src {
 	case nil:
 		return nil
 	case *ColumnRef:
-		return e.resolve(x.Parts, sc, kind, false)
+		ss, r, path := e.resolveIn(x.Parts, sc, kind, false)
+		if e.uses != nil {
+			e.use(x, r, path)
+		}
+		return ss
 	case *Literal, *StarArg, *Interval:
 		return nil
 	case *FuncCall:

@@ -1068,13 +1068,14 @@ func (p *parser) primary() Expr {
 }
 
 func (p *parser) nameOrCall() Expr {
-	parts := []string{p.next().text}
+	first := p.next()
+	parts := []string{first.text}
 	for p.isOp(".") && (p.peekAt(1).kind == tIdent || p.peekAt(1).kind == tQuoted) {
 		p.next()
 		parts = append(parts, p.next().text)
 	}
 	if !p.isOp("(") {
-		return &ColumnRef{Parts: parts}
+		return &ColumnRef{Parts: parts, Pos: first.pos, End: p.prevEnd()}
 	}
 	fc := &FuncCall{Name: strings.ToUpper(parts[len(parts)-1])}
 	p.expectOp("(")
