@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
@@ -75,7 +78,13 @@ type checkRequest struct {
 	asset  string
 	origin string
 	req    quality.Request
+	// supersedes is the incident asset a plan check stands in for (its history judges this check).
+	supersedes string
 }
+
+// notJudged is the status of a result quality could not judge (no baseline yet, no rows): it is
+// reported as such and does not count as passing.
+const notJudged = "not_judged"
 
 // runIncidentChecks re-runs the incident's own failing check and its latest plan's checks over the
 // window on the configured warehouse, records the runs in the check history, and returns every
@@ -97,11 +106,22 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		out.PlanID = plan.ID
 	}
 	var superseding *plans.Check
+	coversMode := false
 	for i, c := range plan.Checks {
 		if c.Supersedes != "" && strings.EqualFold(c.Supersedes, inc.Asset) {
-			superseding = &plan.Checks[i]
-			out.Superseded = fmt.Sprintf("the incident's own check on %s is superseded by the plan's %s check on %s (%s)", inc.Asset, c.Check, c.Asset, c.Why)
-			break
+			if superseding == nil {
+				superseding = &plan.Checks[i]
+			}
+			coversMode = coversMode || c.Check == inc.FailureMode
+		}
+	}
+	if superseding != nil {
+		c := *superseding
+		out.Superseded = fmt.Sprintf("the incident's own check on %s is superseded by the plan's %s check on %s (%s)", inc.Asset, c.Check, c.Asset, c.Why)
+		if !coversMode {
+			// Checks elsewhere that leave out what failed cannot say the failure is gone.
+			out.Failing = append(out.Failing, fmt.Sprintf("the plan's checks superseding %s leave out the incident's failure mode (%s): "+
+				"store a plan with a %s check on %s", inc.Asset, inc.FailureMode, inc.FailureMode, c.Asset))
 		}
 	}
 	var metric string
@@ -188,7 +208,11 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		if checks[0] == quality.Uniqueness && len(req.KeyColumns) == 0 {
 			req.KeyColumns = c.Columns
 		}
-		todo = append(todo, checkRequest{asset: c.Asset, origin: origin, req: req})
+		supersedes := ""
+		if c.Supersedes != "" && strings.EqualFold(c.Supersedes, inc.Asset) {
+			supersedes = inc.Asset
+		}
+		todo = append(todo, checkRequest{asset: c.Asset, origin: origin, req: req, supersedes: supersedes})
 	}
 	wh, err := warehouse.Connect(env.Config.Warehouse)
 	if err != nil {
@@ -203,15 +227,19 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		}
 		out.RunIDs = append(out.RunIDs, rep.RunID)
 		for _, r := range rep.Results {
+			value, status, why, err := judge(ctx, hist, t, r, now)
+			if err != nil {
+				return incidentChecks{}, err
+			}
 			out.Checks = append(out.Checks, verifyCheck{Asset: rep.Asset, Origin: t.origin, Check: r.Check, Metric: r.Metric, Subject: r.Subject,
-				Value: r.Value, Status: string(r.Status), Why: r.Why})
-			out.After = append(out.After, receipts.Check{At: now, Asset: rep.Asset, Metric: r.Metric, Subject: r.Subject, Value: r.Value, Status: string(r.Status), Why: r.Why})
-			if r.Status != quality.Pass {
+				Value: value, Status: status, Why: why})
+			out.After = append(out.After, receipts.Check{At: now, Asset: rep.Asset, Metric: r.Metric, Subject: r.Subject, Value: value, Status: status, Why: why})
+			if status != string(quality.Pass) {
 				name := r.Metric
 				if r.Subject != "" {
 					name += " (" + r.Subject + ")"
 				}
-				out.Failing = append(out.Failing, fmt.Sprintf("%s on %s %s: %s", name, rep.Asset, r.Status, r.Why))
+				out.Failing = append(out.Failing, fmt.Sprintf("%s on %s %s: %s", name, rep.Asset, status, why))
 			}
 		}
 		if len(rep.Results) == 0 {
@@ -219,4 +247,101 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		}
 	}
 	return out, nil
+}
+
+// transferable are the metrics a superseding check judges against the superseded asset's history,
+// and whether a value below that asset's expected range is also bad (volume) or fine (fewer nulls,
+// fresher data).
+var transferable = map[string]bool{"null_rate": false, "rows_per_hour": true, "freshness_lag_seconds": false}
+
+// judge is a result's status for the incident. A superseding check on a new table is judged against
+// the superseded asset's expected range where that asset has one: the new table has no history of
+// its own, and the old table's history is what the data should look like (0% nulls before the
+// incident stays the bar for the -v2 table). Otherwise quality's verdict stands, except that a
+// result with neither a baseline nor a rule ("0 earlier checks, 5 needed", no rows to measure) was
+// not judged and does not count as passing.
+func judge(ctx context.Context, hist *quality.History, t checkRequest, r quality.Result, now time.Time) (value float64, status, why string, err error) {
+	if lowIsBad, ok := transferable[r.Metric]; ok && t.supersedes != "" {
+		lo, hi, found, err := expectedRange(ctx, hist, t.supersedes, r)
+		if err != nil {
+			return 0, "", "", err
+		}
+		if found {
+			v, what := r.Value, fmtValue(r.Metric, r.Value)
+			if r.Metric == "rows_per_hour" && r.Rows != nil {
+				// A new table's rows start when the corrected job started writing: its rate counts
+				// the hours since its first row in the window, not the whole window.
+				v = round3(rateSinceFirstRow(r, t.req.Window, now))
+				what = fmt.Sprintf("%s since its first row in the window", fmtValue(r.Metric, v))
+			}
+			status = string(quality.Pass)
+			if v > hi || lowIsBad && v < lo {
+				status = string(quality.Fail)
+			}
+			bar := fmt.Sprintf("up to %s", fmtValue(r.Metric, hi))
+			if lowIsBad {
+				bar = fmt.Sprintf("%s to %s", fmtValue(r.Metric, lo), fmtValue(r.Metric, hi))
+			}
+			return v, status, fmt.Sprintf("%s against %s expected on %s, the table it supersedes (its history is the bar for the new table)",
+				what, bar, t.supersedes), nil
+		}
+	}
+	if r.Status == quality.Pass && r.Baseline == nil && r.ExpectedLow == nil && r.ExpectedHigh == nil {
+		return r.Value, notJudged, r.Why + " — not judged, so it does not count as passing", nil
+	}
+	return r.Value, string(r.Status), r.Why, nil
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// expectedRange is the newest expected range recorded for the result's metric on asset (the same
+// subject; for freshness any, since the event-time column may be named differently).
+func expectedRange(ctx context.Context, hist *quality.History, asset string, r quality.Result) (lo, hi float64, found bool, err error) {
+	q := quality.HistoryQuery{Asset: asset, Metric: r.Metric, Subject: r.Subject, Limit: 50}
+	if r.Metric == "freshness_lag_seconds" {
+		q.Subject = ""
+	}
+	runs, err := hist.Runs(ctx, q)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("read the history of %s on %s: %w", r.Metric, asset, err)
+	}
+	for _, run := range runs {
+		if !strings.EqualFold(run.Asset, asset) {
+			continue
+		}
+		for _, m := range run.Metrics {
+			if m.ExpectedLow != nil && m.ExpectedHigh != nil && m.Baseline != nil {
+				return *m.ExpectedLow, *m.ExpectedHigh, true, nil
+			}
+		}
+	}
+	return 0, 0, false, nil
+}
+
+// rateSinceFirstRow is a volume result's rows per hour counted from the hour of its first row in the
+// window (or the window's start, if later) to now.
+func rateSinceFirstRow(r quality.Result, w quality.Window, now time.Time) float64 {
+	var first time.Time
+	for _, h := range r.Hours {
+		if h.Rows > 0 && (first.IsZero() || h.Hour.Before(first)) {
+			first = h.Hour
+		}
+	}
+	since := w.Since
+	if first.After(since) {
+		since = first
+	}
+	return float64(*r.Rows) / quality.Window{Since: since, Until: w.Until}.Hours(now)
+}
+
+func fmtValue(metric string, v float64) string {
+	switch metric {
+	case "null_rate":
+		return strconv.FormatFloat(100*v, 'g', 4, 64) + "% null"
+	case "rows_per_hour":
+		return strconv.FormatFloat(v, 'f', 1, 64) + " rows/hour"
+	case "freshness_lag_seconds":
+		return time.Duration(v*float64(time.Second)).Round(time.Second).String() + " behind"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

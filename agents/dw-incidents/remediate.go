@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/notify"
@@ -21,6 +22,7 @@ type remediateParams struct {
 	IncidentID      int64   `json:"incident_id" jsonschema:"The incident whose approved proposals to carry out"`
 	RequestIDs      []int64 `json:"request_ids,omitempty" jsonschema:"Only these approval requests, and no plan step without a request (default: every approved request in order, then the plan steps L3 allows)"`
 	Window          string  `json:"window,omitempty" jsonschema:"The data the checks re-run over after acting: today (default), yesterday or a duration such as 6h"`
+	TimeZone        string  `json:"time_zone,omitempty" jsonschema:"IANA zone for today/yesterday (default UTC)"`
 	TimestampColumn string  `json:"timestamp_column,omitempty" jsonschema:"The tables' event-time column for those checks (default: detected)"`
 }
 
@@ -36,8 +38,11 @@ type remediateResult struct {
 	// Checks are the incident's checks re-run after acting (only when something was executed).
 	Checks      []verifyCheck `json:"checks"`
 	NeedsPerson string        `json:"needs_person,omitempty" jsonschema:"Why a person must look (a failed action or a check still failing after acting)"`
-	Failed      bool          `json:"failed" jsonschema:"true when an action failed or a check still fails after acting; the incident records it for a person"`
-	Next        string        `json:"next"`
+	// OwnerSteps are the plan's steps the owner still has to carry out; while any is outstanding a
+	// check still failing after acting is expected and is not a failure.
+	OwnerSteps []string `json:"owner_steps_outstanding,omitempty" jsonschema:"Owner steps not yet verified; checks failing meanwhile are expected"`
+	Failed     bool     `json:"failed" jsonschema:"true when an action failed, or a check still fails after acting with no owner step outstanding; the incident records it for a person"`
+	Next       string   `json:"next"`
 }
 
 // executor builds the remediation executor over the configured orchestrators.
@@ -53,7 +58,8 @@ func remediate(env *mcpkit.Env) mcpkit.Tool {
 		"Carry out an incident's approved proposals, in order, and only what policy allows: Airflow pause/unpause/trigger and dbt Cloud runs "+
 			"that a named approver approved for exactly that payload, never while the org-wide stop is on. In an L3 domain, reversible plan steps "+
 			"with no request whose class and target have a clean record of approved, verified runs also run, recorded with that rule. Owner-only "+
-			"classes come back as steps for the owner. Each action is recorded with its undo; then the checks re-run and any failure goes to a person.",
+			"classes come back as steps for the owner. Each action is recorded with its undo; then the checks re-run, and a failure goes to a person "+
+			"unless owner steps are still outstanding.",
 		func(ctx context.Context, p remediateParams) (remediateResult, error) {
 			svc, err := approvalService(ctx, env)
 			if err != nil {
@@ -161,10 +167,22 @@ func remediate(env *mcpkit.Env) mcpkit.Tool {
 				}
 			}
 			if len(executed) > 0 {
-				run, err := runIncidentChecks(ctx, env, inc, checkOptions{Window: p.Window, TimestampColumn: p.TimestampColumn})
+				if out.OwnerSteps, err = outstandingOwnerSteps(ctx, st, exec, p.IncidentID); err != nil {
+					return out, err
+				}
+				run, err := runIncidentChecks(ctx, env, inc, checkOptions{Window: p.Window, TimeZone: p.TimeZone, TimestampColumn: p.TimestampColumn})
 				switch {
 				case err != nil:
 					problems = append(problems, "the checks could not re-run after acting: "+err.Error())
+				case !run.Passed() && len(out.OwnerSteps) > 0:
+					// Expected: the data is fixed by the owner's side. The actions stay unverified
+					// (neither clean nor failed) until verify_incident judges the data.
+					out.Checks = run.Checks
+					detail := fmt.Sprintf("after remediate: checks still fail while owner steps are outstanding (%s): %s",
+						strings.Join(out.OwnerSteps, "; "), strings.Join(run.Failing, "; "))
+					if err := incs.AddEvent(ctx, p.IncidentID, "checked", env.Agent, detail); err != nil {
+						return out, err
+					}
 				default:
 					out.Checks = run.Checks
 					for _, a := range executed {
@@ -226,4 +244,32 @@ func actionLine(a remediation.Action) string {
 		return fmt.Sprintf("#%d %s on %s done without a new approval (plan #%d step %d; %s); undo: %s", a.ID, a.Class, a.Target, a.PlanID, a.PlanOrder, a.Rule, a.Undo.Description)
 	}
 	return fmt.Sprintf("#%d %s on %s done (approved by %s); undo: %s", a.ID, a.Class, a.Target, a.ApprovedBy, a.Undo.Description)
+}
+
+// outstandingOwnerSteps names the owner's steps of the incident: the latest plan's steps the owner
+// executes and the actions handed to the owner. Data Workers cannot see them done; the incident's
+// verification is what shows it, so while the incident is open they are outstanding.
+func outstandingOwnerSteps(ctx context.Context, st *store.Store, exec *remediation.Executor, incidentID int64) ([]string, error) {
+	var out []string
+	plan, err := plans.Latest(ctx, st, incidentID)
+	if err != nil && !errors.Is(err, plans.ErrNoPlan) {
+		return nil, err
+	}
+	for _, p := range plan.Proposals {
+		if p.Executor == plans.ExecutorOwner || config.IsOwnerOnly(p.Class) {
+			out = append(out, fmt.Sprintf("plan #%d step %d: %s on %s", plan.ID, p.Order, p.Class, p.Target))
+		}
+	}
+	acts, err := exec.ForIncident(ctx, incidentID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range acts {
+		if a.Status == remediation.StatusOwnerSteps && !slices.ContainsFunc(plan.Proposals, func(p plans.Proposal) bool {
+			return p.Class == a.Class && strings.EqualFold(p.Target, a.Target)
+		}) {
+			out = append(out, fmt.Sprintf("action #%d: %s on %s", a.ID, a.Class, a.Target))
+		}
+	}
+	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/plans"
+	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
 )
@@ -299,9 +300,19 @@ func TestTheStopBlocksRemediateEntirely(t *testing.T) {
 	}
 }
 
+// withoutOwnerSteps replaces the incident's plan by one whose steps are all Data Workers'.
+func (w *remediationWorld) withoutOwnerSteps(t *testing.T) {
+	t.Helper()
+	var err error
+	if w.plan, err = plans.Save(context.Background(), w.st, plans.Plan{IncidentID: w.incident, CreatedBy: "dw-incidents", Proposals: planSteps[:2]}, *w.clock); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestAFailingCheckAfterActingGoesToAPerson(t *testing.T) {
 	ctx := context.Background()
 	w := newRemediationWorld(t, "L2")
+	w.withoutOwnerSteps(t)
 	w.approve(t, w.incident, planSteps[0]) // the pause runs; the data is still broken
 	out, e := w.remediate(t)
 	if e != "" {
@@ -329,12 +340,99 @@ func TestAFailingCheckAfterActingGoesToAPerson(t *testing.T) {
 		t.Fatalf("slack got %q", sent)
 	}
 	// The pause's record says its checks did not pass, so L3 would not repeat it on this record.
-	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, stripeDAG); ok || !strings.Contains(why, "L2") {
+	_, pauseHash, _ := approvals.Canonical(planSteps[0].Payload)
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, stripeDAG, pauseHash); ok || !strings.Contains(why, "L2") {
 		t.Errorf("%v %s", ok, why)
 	}
 	as, _ := w.exec.ForIncident(ctx, w.incident)
 	var verified sql.NullInt64
 	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, as[0].ID).Scan(&verified); err != nil || !verified.Valid || verified.Int64 != 0 {
 		t.Errorf("verified = %+v %v", verified, err)
+	}
+}
+
+// Right after pausing, while the owner has not done their side, the data still fails: that is
+// expected, so nobody is paged and the pause stays unverified (neither clean nor failed) until
+// verify_incident judges the data; a later verification that passes marks it verified.
+func TestChecksFailingWhileOwnerStepsAreOutstandingAreNotAFailure(t *testing.T) {
+	ctx := context.Background()
+	w := newRemediationWorld(t, "L2")
+	w.approve(t, w.incident, planSteps[0])
+	out, e := w.remediate(t)
+	if e != "" {
+		t.Fatal(e)
+	}
+	if out.Failed || out.NeedsPerson != "" || len(out.Actions) != 1 || len(out.OwnerSteps) != 1 || len(out.Checks) == 0 {
+		t.Fatalf("%+v", out)
+	}
+	if !strings.Contains(strings.Join(out.OwnerSteps, ";"), "flink_statement on flink:statement/usage-hourly-rollup") {
+		t.Errorf("owner steps %v", out.OwnerSteps)
+	}
+	var verified sql.NullInt64
+	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, out.Actions[0].ID).Scan(&verified); err != nil || verified.Valid {
+		t.Errorf("verified = %+v %v, want NULL (pending)", verified, err)
+	}
+	inc, _ := w.incs.Get(ctx, w.incident)
+	var said bool
+	for _, e := range inc.Events {
+		if e.Kind == "needs_person" {
+			t.Errorf("a person was paged: %+v", e)
+		}
+		said = said || e.Kind == "checked" && strings.Contains(e.Detail, "still fail while owner steps are outstanding")
+	}
+	if !said {
+		t.Errorf("no timeline event says why: %+v", inc.Events)
+	}
+	if sent := w.slack.sent(); len(sent) != 1 { // only the approval request's notification
+		t.Errorf("slack got %q", sent)
+	}
+	// The owner does their side; verify resolves and the pause's record is clean.
+	w.fixData(t)
+	var v verifyResult
+	if e := mcpkittest.Call(t, verifyIncident(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &v); e != "" || !v.Resolved {
+		t.Fatalf("%s %+v", e, v)
+	}
+	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, out.Actions[0].ID).Scan(&verified); err != nil || !verified.Valid || verified.Int64 != 1 {
+		t.Errorf("verified = %+v %v, want 1 after the incident verified", verified, err)
+	}
+}
+
+// A check that failed right after acting stays failed in the record when the incident later verifies.
+func TestAVerificationThatFailedAfterActingIsNotOverwritten(t *testing.T) {
+	w := newRemediationWorld(t, "L2")
+	w.withoutOwnerSteps(t)
+	w.approve(t, w.incident, planSteps[0])
+	out, e := w.remediate(t)
+	if e != "" || !out.Failed {
+		t.Fatalf("%s %+v", e, out)
+	}
+	w.fixData(t)
+	var v verifyResult
+	if e := mcpkittest.Call(t, verifyIncident(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &v); e != "" || !v.Resolved {
+		t.Fatalf("%s %+v", e, v)
+	}
+	var verified sql.NullInt64
+	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, out.Actions[0].ID).Scan(&verified); err != nil || !verified.Valid || verified.Int64 != 0 {
+		t.Errorf("verified = %+v %v, want the failure kept", verified, err)
+	}
+}
+
+// remediate re-runs the checks in the caller's time zone, as verify_incident does.
+func TestRemediateChecksUseTheTimeZone(t *testing.T) {
+	ctx := context.Background()
+	w := newRemediationWorld(t, "L2")
+	w.withoutOwnerSteps(t)
+	w.approve(t, w.incident, planSteps[0])
+	var out remediateResult
+	// 12:05 UTC is 02:05 tomorrow in Kiritimati (UTC+14): "today" starts at 10:00 UTC.
+	if e := mcpkittest.Call(t, remediate(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour", "time_zone": "Pacific/Kiritimati"}, &out); e != "" {
+		t.Fatal(e)
+	}
+	runs, err := quality.NewHistory(w.st).Runs(ctx, quality.HistoryQuery{Limit: 1})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%v %v", runs, err)
+	}
+	if want := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC); !runs[0].WindowStart.Equal(want) {
+		t.Errorf("window starts %s, want %s", runs[0].WindowStart, want)
 	}
 }

@@ -33,7 +33,7 @@ type verifyCheck struct {
 	Metric  string  `json:"metric"`
 	Subject string  `json:"subject,omitempty"`
 	Value   float64 `json:"value"`
-	Status  string  `json:"status" jsonschema:"pass, warn or fail"`
+	Status  string  `json:"status" jsonschema:"pass, warn, fail, or not_judged (too little history to judge: does not count as passing)"`
 	Why     string  `json:"why"`
 }
 
@@ -142,7 +142,8 @@ func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 
 // receiptBody assembles the receipt from what the store records: the incident, its diagnosis, the
 // approvals, the actions with their undo, and the checks before and after. Succeeded Data Workers
-// actions are marked verified, which the L3 clean-record rule reads.
+// actions are marked verified, which the L3 clean-record rule reads (MarkVerified never raises an
+// action whose checks failed right after it).
 func receiptBody(ctx context.Context, env *mcpkit.Env, incs *incidents.Store, inc incidents.Incident, before, after []receipts.Check) (receipts.Body, error) {
 	b := receipts.Body{
 		Incident: receipts.IncidentSummary{ID: inc.ID, Asset: inc.Asset, FailureMode: inc.FailureMode, Severity: inc.Severity,
@@ -199,11 +200,8 @@ func receiptBody(ctx context.Context, env *mcpkit.Env, incs *incidents.Store, in
 		if _, h, err := approvals.Canonical(p.Payload); err == nil {
 			rp.PayloadSHA256 = h
 		}
-		for _, r := range reqs {
-			if !used[r.ID] && r.Class == p.Class && r.Target == p.Target && r.PayloadSHA256 == rp.PayloadSHA256 {
-				rp.RequestID, used[r.ID] = r.ID, true
-				break
-			}
+		if i := remediation.RequestFor(p, reqs, used); i >= 0 {
+			rp.RequestID = reqs[i].ID
 		}
 		b.Proposals = append(b.Proposals, rp)
 	}

@@ -349,3 +349,122 @@ func countNulls(t *testing.T, db *sql.DB, table string) int {
 	}
 	return n
 }
+
+// supersedeWorld is an incident on usage_hourly (null egress_bytes today) whose plan moves the data to
+// usage_hourly_v2, a table the corrected job has written since 08:00 today and that has no history.
+// oldChecks are the checks the monitor ran on usage_hourly at noon for six days before and today.
+func supersedeWorld(t *testing.T, oldChecks []quality.Check, planChecks []string) (env *mcpkit.Env, clock *time.Time, rw *sql.DB, incident int64) {
+	t.Helper()
+	ctx := context.Background()
+	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	clock = new(time.Time)
+	env = mcpkittest.Env(t, "dw-incidents")
+	env.Now = func() time.Time { return *clock }
+	path, rw := usageWarehouse(t, today)
+	env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := warehouse.Connect(env.Config.Warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	checker := quality.NewChecker(wh, quality.NewHistory(st), env.Now)
+	var rep *quality.Report
+	for day := 6; day >= 0; day-- {
+		*clock = today.Add(time.Duration(-day)*24*time.Hour + 12*time.Hour)
+		w, _ := quality.ParseWindow(quality.WindowSpec{}, *clock)
+		if rep, err = checker.Run(ctx, quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w, Checks: oldChecks}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rw.Exec(`CREATE TABLE usage_hourly_v2 AS SELECT * FROM usage_hourly WHERE hour >= ?`, today.Add(8*time.Hour).Format("2006-01-02 15:04:05")); err != nil {
+		t.Fatal(err)
+	}
+	v2 := strings.Replace(rep.Asset, "usage_hourly", "usage_hourly_v2", 1)
+	inc, err := incidents.New(st, env.Now).Open(ctx, rep.Asset, "null_rate", "sev1", "egress_bytes null", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []plans.Check
+	for _, c := range planChecks {
+		pc := plans.Check{Asset: v2, Check: c, Supersedes: rep.Asset, Why: "the data now lands in usage_hourly_v2"}
+		if c == "null_rate" {
+			pc.Columns = []string{"egress_bytes"}
+		}
+		checks = append(checks, pc)
+	}
+	if _, err := plans.Save(ctx, st, plans.Plan{IncidentID: inc.ID, CreatedBy: "dw-incidents", Checks: checks}, *clock); err != nil {
+		t.Fatal(err)
+	}
+	*clock = today.Add(12*time.Hour + 10*time.Minute)
+	return env, clock, rw, inc.ID
+}
+
+func verifyOnce(t *testing.T, env *mcpkit.Env, incident int64) verifyResult {
+	t.Helper()
+	var got verifyResult
+	if e := mcpkittest.Call(t, verifyIncident(env), map[string]any{"incident_id": incident, "timestamp_column": "hour"}, &got); e != "" {
+		t.Fatal(e)
+	}
+	return got
+}
+
+func statusOf(got verifyResult) map[string]string {
+	m := map[string]string{}
+	for _, c := range got.Checks {
+		m[c.Metric] = c.Status
+	}
+	return m
+}
+
+// A new -v2 table has no history of its own: it is judged by the history of the table it
+// supersedes, so the same 50% nulls still fail there, and clean data resolves the incident.
+func TestVerifyJudgesANewTableByTheHistoryOfTheTableItSupersedes(t *testing.T) {
+	env, _, rw, incident := supersedeWorld(t, []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"null_rate", "volume", "freshness"})
+	got := verifyOnce(t, env, incident)
+	if got.Resolved || !got.Failed || statusOf(got)["null_rate"] != "fail" {
+		t.Fatalf("the same nulls on the new table passed: %+v", got.Checks)
+	}
+	for _, c := range got.Checks {
+		if c.Metric == "null_rate" && !strings.Contains(c.Why, "the table it supersedes") {
+			t.Errorf("why: %s", c.Why)
+		}
+	}
+	if _, err := rw.Exec(`UPDATE usage_hourly_v2 SET egress_bytes = 1000 * account_id WHERE egress_bytes IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	got = verifyOnce(t, env, incident)
+	// Volume counts the new table's hours since its first row (08:00), not since midnight.
+	if want := map[string]string{"null_rate": "pass", "rows_per_hour": "pass", "freshness_lag_seconds": "pass"}; !got.Resolved || fmt.Sprint(statusOf(got)) != fmt.Sprint(want) {
+		t.Fatalf("clean data on the new table did not resolve: %+v", got.Checks)
+	}
+}
+
+func TestVerifyDoesNotResolveOnChecksThatCouldNotJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		oldChecks  []quality.Check
+		planChecks []string
+		want       string
+	}{
+		// Nothing to judge volume by: the old table's monitor only measured nulls.
+		{"no baseline anywhere", []quality.Check{quality.NullRate}, []string{"null_rate", "volume"}, "not_judged"},
+		// Checks elsewhere that leave out what failed cannot say it is gone.
+		{"without the failure mode", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"volume", "freshness"}, "leave out the incident's failure mode (null_rate)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, rw, incident := supersedeWorld(t, tc.oldChecks, tc.planChecks)
+			if _, err := rw.Exec(`UPDATE usage_hourly_v2 SET egress_bytes = 1000 * account_id WHERE egress_bytes IS NULL`); err != nil {
+				t.Fatal(err)
+			}
+			got := verifyOnce(t, env, incident)
+			last := got.Incident.Events[len(got.Incident.Events)-1]
+			if got.Resolved || !got.Failed || !strings.Contains(last.Detail, tc.want) {
+				t.Fatalf("resolved=%v; timeline %q; checks %+v", got.Resolved, last.Detail, got.Checks)
+			}
+		})
+	}
+}

@@ -190,3 +190,24 @@ func (c *Config) Approver(name string) (Approver, bool) {
 func (a ActionClass) String() string {
 	return fmt.Sprintf("executor=%s expiry=%s", a.Executor, a.Expiry)
 }
+
+// l3Eligible are the classes L3 may run without a new approval: reversible, and executed by Data
+// Workers (orchestrator pause/unpause/trigger and dbt Cloud runs). register_schema is strict (always a
+// named approval) and owner-only classes are never executed by Data Workers at all.
+var l3Eligible = []string{ClassPauseJob, ClassUnpauseJob, ClassTriggerJob, ClassTriggerDBTRun}
+
+// L3Eligible reports whether the class is one L3 may run without a new approval (given a clean record).
+// It is the one list of those classes: remediation and plans both read it.
+func L3Eligible(class string) bool { return slices.Contains(l3Eligible, class) }
+
+// DomainsFor returns every domain whose asset patterns match the URN, in config order. A rule that
+// relaxes approval (L3) must hold in all of them, not only in the first.
+func (c *Config) DomainsFor(urn string) []*Domain {
+	var out []*Domain
+	for i := range c.Domains {
+		if slices.ContainsFunc(c.Domains[i].Assets, func(p string) bool { return MatchPattern(p, urn) }) {
+			out = append(out, &c.Domains[i])
+		}
+	}
+	return out
+}

@@ -69,3 +69,21 @@ func TestFindDomainByNameOrAssetAndItsLevel(t *testing.T) {
 		t.Error("invalid level")
 	}
 }
+
+func TestL3EligibleClassesAndEveryMatchingDomain(t *testing.T) {
+	for _, c := range ActionClassNames() {
+		want := c == ClassPauseJob || c == ClassUnpauseJob || c == ClassTriggerJob || c == ClassTriggerDBTRun
+		if L3Eligible(c) != want {
+			t.Errorf("L3Eligible(%s) = %v", c, !want)
+		}
+		if L3Eligible(c) && IsOwnerOnly(c) {
+			t.Errorf("%s is both L3-eligible and owner-only", c)
+		}
+	}
+	cfg := &Config{Domains: []Domain{{Name: "a", Assets: []string{"airflow:*"}, Autonomy: "L3"},
+		{Name: "b", Assets: []string{"kafka:*"}}, {Name: "c", Assets: []string{"AIRFLOW:dag.x"}, Autonomy: "L1"}}}
+	ds := cfg.DomainsFor("airflow:dag.x")
+	if len(ds) != 2 || ds[0].Name != "a" || ds[1].Name != "c" {
+		t.Errorf("DomainsFor = %+v", ds)
+	}
+}

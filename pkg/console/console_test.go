@@ -90,6 +90,10 @@ func scenario(t *testing.T) (*Server, *approvals.Service, *store.Store) {
 	}
 	for i := range steps {
 		steps[i].Order = i + 1
+		steps[i].Origin = plans.OriginGenerated
+		if steps[i].Class == config.ClassDBTCode {
+			steps[i].Origin = plans.OriginClient
+		}
 		p := steps[i]
 		if _, err := svc.Request(ctx, approvals.Proposal{IncidentID: inc.ID, Class: p.Class, Target: p.Target, Title: p.Title, Payload: p.Payload}, "dw-incidents", nil); err != nil {
 			t.Fatal(err)

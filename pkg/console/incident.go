@@ -13,17 +13,21 @@ import (
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/plans"
+	"github.com/dataworkers/dw/pkg/remediation"
 )
 
 // proposalView is one plan step (or a request no plan step accounts for) with the request routed for
 // it and whether the signed-in approver may decide it here.
 type proposalView struct {
-	Order         int
-	Class         string
-	Target        string
-	Title         string
-	Executor      string
-	Reversible    bool
+	Order      int
+	Class      string
+	Target     string
+	Title      string
+	Executor   string
+	Reversible bool
+	// Origin is generated (Data Workers drafted it from the diagnosis and the graph) or client (the
+	// calling model authored it); empty for a request no plan step accounts for.
+	Origin        string
 	Undo          string
 	Why           string
 	Validation    string
@@ -79,16 +83,12 @@ func (s *Server) incident(w http.ResponseWriter, r *http.Request, sess session) 
 			data["Plan"] = plan
 			for _, p := range plan.Proposals {
 				v := proposalView{Order: p.Order, Class: p.Class, Target: p.Target, Title: p.Title, Executor: p.Executor, Reversible: p.Reversible,
-					Undo: p.Undo, Why: p.Why, Validation: p.Validation, BlastRadius: p.BlastRadius, Payload: p.Payload}
+					Origin: p.Origin, Undo: p.Undo, Why: p.Why, Validation: p.Validation, BlastRadius: p.BlastRadius, Payload: p.Payload}
 				if _, h, err := approvals.Canonical(p.Payload); err == nil {
 					v.PayloadSHA256 = h
 				}
-				for i := range reqs {
-					q := reqs[i]
-					if !used[q.ID] && q.Class == p.Class && q.Target == p.Target && q.PayloadSHA256 == v.PayloadSHA256 {
-						used[q.ID], v.Request = true, &reqs[i]
-						break
-					}
+				if i := remediation.RequestFor(p, reqs, used); i >= 0 {
+					v.Request = &reqs[i]
 				}
 				views = append(views, v)
 			}

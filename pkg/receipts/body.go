@@ -68,6 +68,14 @@ type Approval struct {
 	DecidedAt     *time.Time `json:"decided_at,omitempty"`
 }
 
+// What an action ran on. pkg/remediation records these values and the receipt renders them.
+const (
+	// AuthorityApproval: a named approver approved exactly this payload.
+	AuthorityApproval = "approval"
+	// AuthorityL3: no new approval; the domain is at L3 and the class and target have a clean record.
+	AuthorityL3 = "l3_clean_record"
+)
+
 // Action is one executed or handed-over action.
 type Action struct {
 	ID     int64  `json:"id"`
@@ -185,9 +193,9 @@ func Markdown(r Receipt, b Body) string {
 // AuthorityLine says in words what an action ran on.
 func (a Action) AuthorityLine() string {
 	switch a.Authority {
-	case "l3_clean_record":
+	case AuthorityL3:
 		return "no new approval (L3): " + a.Rule
-	case "approval":
+	case AuthorityApproval:
 		return fmt.Sprintf("approval #%d by %s", a.RequestID, a.ApprovedBy)
 	}
 	return ""

@@ -17,16 +17,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/plans"
+	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
-// Action outcomes.
+// Action outcomes. An action is claimed as running before it is dispatched and finished afterwards.
 const (
+	StatusRunning    = "running"
 	StatusSucceeded  = "succeeded"
 	StatusFailed     = "failed"
 	StatusOwnerSteps = "owner_steps" // owner-only: Data Workers hands over the steps and verifies later
@@ -35,9 +38,9 @@ const (
 // What an action ran on.
 const (
 	// AuthorityApproval: a named approver approved exactly this payload.
-	AuthorityApproval = "approval"
+	AuthorityApproval = receipts.AuthorityApproval
 	// AuthorityL3: no new approval; the domain is at L3 and the class and target have a clean record.
-	AuthorityL3 = "l3_clean_record"
+	AuthorityL3 = receipts.AuthorityL3
 )
 
 // Undo says how to reverse an action.
@@ -105,7 +108,8 @@ func New(st *store.Store, cfg *config.Config, svc *approvals.Service, b Backends
 var ErrOwnerOnly = errors.New("owner-only action")
 
 // Run executes approved request id. The stop is checked first, then the approval is re-verified
-// against the stored payload right before dispatch.
+// against the stored payload, and the action is claimed (stop checked again, nothing run yet on
+// this approval) in one write right before dispatch, so an approval is dispatched once.
 func (e *Executor) Run(ctx context.Context, requestID int64) (Action, error) {
 	if err := e.approvals.CheckNotStopped(ctx); err != nil {
 		return Action{}, err
@@ -120,36 +124,113 @@ func (e *Executor) Run(ctx context.Context, requestID int64) (Action, error) {
 	}
 	a := Action{RequestID: req.ID, IncidentID: req.IncidentID, Class: req.Class, Target: req.Target, Payload: req.Payload,
 		ApprovedBy: req.DecidedBy, StartedAt: e.now().UTC(), Authority: AuthorityApproval, PayloadSHA256: req.PayloadSHA256}
-	if done, err := e.alreadyRun(ctx, requestID); err != nil || done != nil {
-		if err != nil {
-			return Action{}, err
-		}
-		return *done, fmt.Errorf("request #%d already ran as action #%d (%s); an approval is used once", requestID, done.ID, done.Status)
+	already := func(tx *sql.Tx) (int64, error) {
+		return existing(ctx, tx, `request_id = ? AND status IN ('running', 'succeeded', 'owner_steps')`, requestID)
+	}
+	alreadyErr := func(done Action) error {
+		return fmt.Errorf("request #%d already ran as action #%d (%s); an approval is used once", requestID, done.ID, done.Status)
 	}
 	class, _ := e.cfg.Class(req.Class)
 	if config.IsOwnerOnly(req.Class) || class.Executor != config.ExecutorDataWorkers {
 		a.Status = StatusOwnerSteps
 		a.Steps = ownerSteps(req)
 		a.Undo = Undo{Description: "the owner reverts their change; Data Workers verifies afterwards"}
-		a.FinishedAt = e.now().UTC()
-		if err := e.record(ctx, &a); err != nil {
+		a.FinishedAt = a.StartedAt
+		if done, err := e.claim(ctx, &a, already); err != nil || done != nil {
+			if done != nil {
+				return *done, alreadyErr(*done)
+			}
 			return a, err
 		}
 		return a, nil
 	}
-	result, undo, runErr := e.dispatch(ctx, req.Class, req.Payload, fmt.Sprintf("Data Workers: approval #%d by %s: %s", req.ID, req.DecidedBy, req.Title))
+	return e.execute(ctx, a, already, alreadyErr, fmt.Sprintf("Data Workers: approval #%d by %s: %s", req.ID, req.DecidedBy, req.Title))
+}
+
+// execute claims the action (see claim), dispatches it, and records how it finished. An action
+// someone else already claimed comes back with alreadyErr's error and is not dispatched.
+func (e *Executor) execute(ctx context.Context, a Action, already func(*sql.Tx) (int64, error), alreadyErr func(Action) error, note string) (Action, error) {
+	a.Status = StatusRunning
+	a.FinishedAt = a.StartedAt
+	done, err := e.claim(ctx, &a, already)
+	if err != nil {
+		return Action{}, err
+	}
+	if done != nil {
+		return *done, alreadyErr(*done)
+	}
+	result, undo, runErr := e.dispatch(ctx, a.Class, a.Payload, note)
 	a.FinishedAt, a.Result, a.Undo = e.now().UTC(), result, undo
 	a.Status = StatusSucceeded
 	if runErr != nil {
 		a.Status, a.Error = StatusFailed, runErr.Error()
 	}
-	if err := e.record(ctx, &a); err != nil {
-		return a, err
+	if err := e.finish(ctx, a); err != nil {
+		return a, fmt.Errorf("action #%d (%s on %s) was dispatched (%s) but its outcome was not recorded: %w", a.ID, a.Class, a.Target, a.Status, err)
 	}
 	if runErr != nil {
 		return a, fmt.Errorf("action #%d (%s on %s) failed: %w", a.ID, a.Class, a.Target, runErr)
 	}
 	return a, nil
+}
+
+// claim records a (status running, or owner_steps for a hand-over) in one write that first checks
+// the org-wide stop and then that already finds nothing: the write lock is held from the check to
+// the insert, so of two processes racing for the same approval or plan step exactly one claims it
+// (the unique indexes of migration 0010 back this up). When already finds an action, claim records
+// nothing and returns that action.
+func (e *Executor) claim(ctx context.Context, a *Action, already func(*sql.Tx) (int64, error)) (*Action, error) {
+	var doneID int64
+	err := e.st.Write(ctx, func(tx *sql.Tx) error {
+		// Read under the write lock: no other writer can turn the stop on before this commits.
+		if err := e.approvals.CheckNotStopped(ctx); err != nil {
+			return err
+		}
+		id, err := already(tx)
+		if err != nil || id != 0 {
+			doneID = id
+			return err
+		}
+		return insert(ctx, tx, a)
+	})
+	if store.IsUniqueViolation(err) {
+		return nil, fmt.Errorf("%s on %s was claimed by another run at the same moment; it is not dispatched twice", a.Class, a.Target)
+	}
+	if err != nil || doneID == 0 {
+		return nil, err
+	}
+	done, err := e.query(ctx, `WHERE id = ?`, doneID)
+	if err != nil || len(done) == 0 {
+		return nil, fmt.Errorf("read action #%d: %v", doneID, err)
+	}
+	return &done[0], nil
+}
+
+// existing returns the id of the first action matching where (0: none), read inside the claim.
+func existing(ctx context.Context, tx *sql.Tx, where string, args ...any) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM actions WHERE `+where+` ORDER BY id LIMIT 1`, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read actions: %w", err)
+	}
+	return id, nil
+}
+
+// finish records how a claimed action ended.
+func (e *Executor) finish(ctx context.Context, a Action) error {
+	result, _ := json.Marshal(a.Result)
+	undo, _ := json.Marshal(a.Undo)
+	return e.st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, finished_at = ?, result = ?, error = ?, undo = ? WHERE id = ?`,
+			a.Status, store.Timestamp(a.FinishedAt), string(result), a.Error, string(undo), a.ID)
+		if err != nil {
+			return fmt.Errorf("record the outcome of action #%d: %w", a.ID, err)
+		}
+		return nil
+	})
 }
 
 func ownerSteps(req approvals.Request) []string {
@@ -257,12 +338,17 @@ func (e *Executor) dispatch(ctx context.Context, class string, p map[string]any,
 	return nil, Undo{}, fmt.Errorf("class %s has no executor", class)
 }
 
-// truncate keeps s within n bytes (dbt Cloud refuses a cause over 255 characters).
+// truncate keeps s within n bytes (dbt Cloud refuses a cause over 255 characters), cutting on a
+// UTF-8 boundary so the text stays valid.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func pausedWord(p bool) string {
@@ -279,15 +365,8 @@ func verb(pause bool) string {
 	return "unpause"
 }
 
-func (e *Executor) alreadyRun(ctx context.Context, requestID int64) (*Action, error) {
-	as, err := e.query(ctx, `WHERE request_id = ? AND status IN ('succeeded', 'owner_steps') ORDER BY id`, requestID)
-	if err != nil || len(as) == 0 {
-		return nil, err
-	}
-	return &as[0], nil
-}
-
-func (e *Executor) record(ctx context.Context, a *Action) error {
+// insert records a new action and sets its id.
+func insert(ctx context.Context, tx *sql.Tx, a *Action) error {
 	payload, _ := json.Marshal(a.Payload)
 	result, _ := json.Marshal(a.Result)
 	undo, _ := json.Marshal(a.Undo)
@@ -296,19 +375,17 @@ func (e *Executor) record(ctx context.Context, a *Action) error {
 		a.Record = []int64{}
 	}
 	record, _ := json.Marshal(a.Record)
-	return e.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
-			started_at, finished_at, result, error, undo, steps, authority, rule, record, payload_sha256, plan_id, plan_order)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			nullID(a.RequestID), a.IncidentID, a.Class, a.Target, string(payload), a.ApprovedBy, a.Status,
-			store.Timestamp(a.StartedAt), store.Timestamp(a.FinishedAt), string(result), a.Error, string(undo), string(steps),
-			a.Authority, a.Rule, string(record), a.PayloadSHA256, nullID(a.PlanID), nullID(int64(a.PlanOrder)))
-		if err != nil {
-			return fmt.Errorf("record action: %w", err)
-		}
-		a.ID, err = res.LastInsertId()
-		return err
-	})
+	res, err := tx.ExecContext(ctx, `INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
+		started_at, finished_at, result, error, undo, steps, authority, rule, record, payload_sha256, plan_id, plan_order)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		nullID(a.RequestID), a.IncidentID, a.Class, a.Target, string(payload), a.ApprovedBy, a.Status,
+		store.Timestamp(a.StartedAt), store.Timestamp(a.FinishedAt), string(result), a.Error, string(undo), string(steps),
+		a.Authority, a.Rule, string(record), a.PayloadSHA256, nullID(a.PlanID), nullID(int64(a.PlanOrder)))
+	if err != nil {
+		return fmt.Errorf("record action: %w", err)
+	}
+	a.ID, err = res.LastInsertId()
+	return err
 }
 
 // ForIncident lists an incident's actions, oldest first.
@@ -317,13 +394,16 @@ func (e *Executor) ForIncident(ctx context.Context, incidentID int64) ([]Action,
 }
 
 // MarkVerified records whether the checks after an action passed; the L3 rule reads this record.
+// A failed verification is never raised to passed afterwards: a later resolution does not erase
+// that the checks right after the action failed.
 func (e *Executor) MarkVerified(ctx context.Context, actionID int64, passed bool) error {
 	v := 0
 	if passed {
 		v = 1
 	}
 	return e.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE actions SET verified = ?, verified_at = ? WHERE id = ?`, v, store.Timestamp(e.now()), actionID)
+		_, err := tx.ExecContext(ctx, `UPDATE actions SET verified = ?, verified_at = ? WHERE id = ? AND (verified IS NULL OR verified = 1)`,
+			v, store.Timestamp(e.now()), actionID)
 		return err
 	})
 }
@@ -332,36 +412,38 @@ func (e *Executor) MarkVerified(ctx context.Context, actionID int64, passed bool
 // before Data Workers may repeat it without a new approval.
 const CleanRecordRuns = 3
 
-// reversible are the classes L3 may repeat without a new approval: orchestrator pause/unpause/trigger
-// and dbt Cloud runs. register_schema is strict (always a named approval) and owner-only classes are
-// never executed by Data Workers at all.
-var reversible = []string{config.ClassPauseJob, config.ClassUnpauseJob, config.ClassTriggerJob, config.ClassTriggerDBTRun}
-
-// MayActWithoutNewApproval applies the L3 rule: the target's domain is at L3 or above, the class is
-// reversible and Data Workers-executable, and the record holds at least CleanRecordRuns approved runs
-// that succeeded and verified, with no failure, failed verification or run still awaiting
-// verification. Anything else needs a person. The reason names the rule and the record.
-func (e *Executor) MayActWithoutNewApproval(ctx context.Context, class, target string) (bool, string, error) {
-	ok, why, _, err := e.cleanRecord(ctx, class, target)
+// MayActWithoutNewApproval applies the L3 rule: every domain covering the target is at L3 or above,
+// the class is one L3 may run (config.L3Eligible) and Data Workers executes it, and the record of the
+// class on the target (case-insensitive, as domains match) holds at least CleanRecordRuns approved
+// runs of exactly this payload (payloadSHA256) that succeeded and verified, with no failure, failed
+// verification or run still awaiting verification (of any payload). Anything else needs a person.
+// The reason names the rule and the record.
+func (e *Executor) MayActWithoutNewApproval(ctx context.Context, class, target, payloadSHA256 string) (bool, string, error) {
+	ok, why, _, err := e.cleanRecord(ctx, class, target, payloadSHA256)
 	return ok, why, err
 }
 
 // cleanRecord is MayActWithoutNewApproval with the ids of the approved, verified runs it relied on.
-func (e *Executor) cleanRecord(ctx context.Context, class, target string) (bool, string, []int64, error) {
-	dom, ok := e.cfg.DomainFor(target)
-	if !ok {
+func (e *Executor) cleanRecord(ctx context.Context, class, target, payloadSHA256 string) (bool, string, []int64, error) {
+	doms := e.cfg.DomainsFor(target)
+	if len(doms) == 0 {
 		return false, "no domain covers " + target, nil, nil
 	}
-	if dom.Level() < 3 {
-		return false, fmt.Sprintf("domain %s is at %s; acting without a new approval needs L3", dom.Name, dom.Autonomy), nil, nil
+	for _, d := range doms {
+		if d.Level() < 3 {
+			return false, fmt.Sprintf("domain %s (covering %s) is at %s; acting without a new approval needs L3 in every domain covering it",
+				d.Name, target, d.Autonomy), nil, nil
+		}
 	}
-	if !slices.Contains(reversible, class) || config.IsOwnerOnly(class) {
+	dom := doms[0]
+	if !config.L3Eligible(class) || config.IsOwnerOnly(class) {
 		return false, class + " is not a reversible class Data Workers runs", nil, nil
 	}
 	if c, _ := e.cfg.Class(class); c.Executor != config.ExecutorDataWorkers {
 		return false, fmt.Sprintf("%s is executed by its owner in this config (action_classes.%s.executor)", class, class), nil, nil
 	}
-	rows, err := e.st.DB.QueryContext(ctx, `SELECT id, status, authority, verified FROM actions WHERE class = ? AND target = ? ORDER BY id`, class, target)
+	rows, err := e.st.DB.QueryContext(ctx, `SELECT id, status, authority, verified, payload_sha256 FROM actions
+		WHERE class = ? AND target = ? COLLATE NOCASE ORDER BY id`, class, target)
 	if err != nil {
 		return false, "", nil, fmt.Errorf("read the record of %s on %s: %w", class, target, err)
 	}
@@ -370,21 +452,24 @@ func (e *Executor) cleanRecord(ctx context.Context, class, target string) (bool,
 	var failed, unverified, pending int
 	for rows.Next() {
 		var id int64
-		var status, authority string
+		var status, authority, hash string
 		var verified sql.NullInt64
-		if err := rows.Scan(&id, &status, &authority, &verified); err != nil {
+		if err := rows.Scan(&id, &status, &authority, &verified, &hash); err != nil {
 			return false, "", nil, err
 		}
 		switch {
 		case status == StatusFailed:
 			failed++
+		case status == StatusRunning:
+			pending++
 		case status != StatusSucceeded:
 		case verified.Valid && verified.Int64 == 0:
 			unverified++
 		case !verified.Valid:
 			pending++
-		case authority == AuthorityApproval:
-			// Only runs a person approved build the record; L3 runs can spoil it but never earn it.
+		case authority == AuthorityApproval && hash == payloadSHA256:
+			// Only runs a person approved, of exactly this payload, build the record; L3 runs and other
+			// payloads can spoil it but never earn it.
 			good = append(good, id)
 		}
 	}
@@ -396,9 +481,10 @@ func (e *Executor) cleanRecord(ctx context.Context, class, target string) (bool,
 			class, target, failed, unverified, pending), nil, nil
 	}
 	if len(good) < CleanRecordRuns {
-		return false, fmt.Sprintf("only %d approved and verified %s runs on %s; %d are needed", len(good), class, target, CleanRecordRuns), nil, nil
+		return false, fmt.Sprintf("only %d approved and verified %s runs on %s with this payload (sha256 %s); %d are needed",
+			len(good), class, target, shortHash(payloadSHA256), CleanRecordRuns), nil, nil
 	}
-	return true, fmt.Sprintf("L3 clean record: domain %s is at %s and %s on %s has %d approved and verified runs (actions %s), none failed or unverified",
+	return true, fmt.Sprintf("L3 clean record: domain %s is at %s and %s on %s has %d approved and verified runs of this payload (actions %s), none failed or unverified",
 		dom.Name, dom.Autonomy, class, target, len(good), idList(good)), good, nil
 }
 
@@ -421,25 +507,46 @@ type PlanStep struct {
 	PayloadSHA256 string
 }
 
-// Unrequested returns the plan's proposals for which the incident has no approval request of the
-// same class and target, in plan order: the only steps L3 may consider (a request, whatever its
-// state, means a person is deciding or has decided, and L3 never goes around them).
+// RequestFor returns the index in reqs of the approval request routed for plan step p: the first
+// not yet in used with the same class, target and payload hash; -1 when there is none. It marks the
+// request used, so walking a plan in order pairs each request with one step. This is the one rule
+// that ties a plan step to its request (remediate, verify's receipt and the console read it).
+func RequestFor(p plans.Proposal, reqs []approvals.Request, used map[int64]bool) int {
+	_, hash, err := approvals.Canonical(p.Payload)
+	if err != nil {
+		return -1
+	}
+	for i, r := range reqs {
+		if !used[r.ID] && r.Class == p.Class && strings.EqualFold(r.Target, p.Target) && r.PayloadSHA256 == hash {
+			used[r.ID] = true
+			return i
+		}
+	}
+	return -1
+}
+
+// Unrequested returns the plan's proposals for which the incident has no approval request (see
+// RequestFor), in plan order: the only steps L3 may consider (a request, whatever its state, means a
+// person is deciding or has decided, and L3 never goes around them).
 func Unrequested(p plans.Plan, reqs []approvals.Request) []plans.Proposal {
+	steps := slices.Clone(p.Proposals)
+	slices.SortStableFunc(steps, func(a, b plans.Proposal) int { return a.Order - b.Order })
 	var out []plans.Proposal
-	for _, pr := range p.Proposals {
-		if !slices.ContainsFunc(reqs, func(r approvals.Request) bool { return r.Class == pr.Class && r.Target == pr.Target }) {
+	used := map[int64]bool{}
+	for _, pr := range steps {
+		if RequestFor(pr, reqs, used) < 0 {
 			out = append(out, pr)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b plans.Proposal) int { return a.Order - b.Order })
 	return out
 }
 
 // RunPlanStep carries out one step of the incident's latest plan without a new approval, which only
 // the L3 rule allows (see MayActWithoutNewApproval). The same guards as an approved run apply: the
 // org-wide stop is checked first, and the payload dispatched must hash to what the caller decided on
-// (the stored plan is read again right before dispatch). A step runs once. The action records the
-// rule and the record it relied on, and its undo.
+// (the stored plan is read again right before dispatch). A step runs once: it is claimed, with the
+// stop checked again, in one write before dispatch. The action records the rule and the record it
+// relied on, and its undo.
 func (e *Executor) RunPlanStep(ctx context.Context, step PlanStep) (Action, error) {
 	if err := e.approvals.CheckNotStopped(ctx); err != nil {
 		return Action{}, err
@@ -468,21 +575,29 @@ func (e *Executor) RunPlanStep(ctx context.Context, step PlanStep) (Action, erro
 	if err != nil {
 		return Action{}, err
 	}
-	if len(Unrequested(plans.Plan{Proposals: []plans.Proposal{p}}, reqs)) == 0 {
+	if RequestFor(p, reqs, map[int64]bool{}) >= 0 {
 		return Action{}, fmt.Errorf("%w: %s on %s has an approval request on incident #%d; it runs only as that request decides", ErrNeedsApproval, p.Class, p.Target, step.IncidentID)
 	}
-	if p.Executor != plans.ExecutorDataWorkers || !p.Reversible {
-		return Action{}, fmt.Errorf("%w: plan #%d step %d (%s) is executed by %s and reversible=%v; L3 runs only reversible Data Workers steps",
-			ErrNeedsApproval, step.PlanID, step.Order, p.Class, p.Executor, p.Reversible)
+	if p.Executor != plans.ExecutorDataWorkers || !config.L3Eligible(p.Class) {
+		return Action{}, fmt.Errorf("%w: %s is not a reversible class Data Workers runs (plan #%d step %d, executed by %s); "+
+			"L3 runs only pause_job, unpause_job, trigger_job and trigger_dbt_run steps executed by data_workers",
+			ErrNeedsApproval, p.Class, step.PlanID, step.Order, p.Executor)
 	}
-	done, err := e.query(ctx, `WHERE plan_id = ? AND plan_order = ? AND authority = ? AND status = 'succeeded'`, step.PlanID, step.Order, AuthorityL3)
-	if err != nil {
-		return Action{}, err
+	already := func(tx *sql.Tx) (int64, error) {
+		return existing(ctx, tx, `plan_id = ? AND plan_order = ? AND authority = ? AND status IN ('running', 'succeeded')`, step.PlanID, step.Order, AuthorityL3)
 	}
-	if len(done) > 0 {
-		return done[0], fmt.Errorf("plan #%d step %d already ran as action #%d", step.PlanID, step.Order, done[0].ID)
+	alreadyErr := func(done Action) error {
+		return fmt.Errorf("plan #%d step %d already ran as action #%d (%s)", step.PlanID, step.Order, done.ID, done.Status)
 	}
-	ok, rule, record, err := e.cleanRecord(ctx, p.Class, p.Target)
+	// Read first for a clear answer; the claim below is what guarantees it.
+	if done, err := e.query(ctx, `WHERE plan_id = ? AND plan_order = ? AND authority = ? AND status IN ('running', 'succeeded')`,
+		step.PlanID, step.Order, AuthorityL3); err != nil || len(done) > 0 {
+		if err != nil {
+			return Action{}, err
+		}
+		return done[0], alreadyErr(done[0])
+	}
+	ok, rule, record, err := e.cleanRecord(ctx, p.Class, p.Target, hash)
 	if err != nil {
 		return Action{}, err
 	}
@@ -491,19 +606,7 @@ func (e *Executor) RunPlanStep(ctx context.Context, step PlanStep) (Action, erro
 	}
 	a := Action{IncidentID: step.IncidentID, Class: p.Class, Target: p.Target, Payload: p.Payload, StartedAt: e.now().UTC(),
 		Authority: AuthorityL3, Rule: rule, Record: record, PayloadSHA256: hash, PlanID: step.PlanID, PlanOrder: step.Order}
-	result, undo, runErr := e.dispatch(ctx, p.Class, p.Payload, fmt.Sprintf("Data Workers (L3, no new approval): plan #%d step %d: %s", step.PlanID, step.Order, p.Title))
-	a.FinishedAt, a.Result, a.Undo = e.now().UTC(), result, undo
-	a.Status = StatusSucceeded
-	if runErr != nil {
-		a.Status, a.Error = StatusFailed, runErr.Error()
-	}
-	if err := e.record(ctx, &a); err != nil {
-		return a, err
-	}
-	if runErr != nil {
-		return a, fmt.Errorf("action #%d (%s on %s) failed: %w", a.ID, a.Class, a.Target, runErr)
-	}
-	return a, nil
+	return e.execute(ctx, a, already, alreadyErr, fmt.Sprintf("Data Workers (L3, no new approval): plan #%d step %d: %s", step.PlanID, step.Order, p.Title))
 }
 
 func shortHash(h string) string {

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
@@ -167,10 +169,20 @@ func TestDBTRunAndTriggerDispatch(t *testing.T) {
 	}
 }
 
+func hashOf(t *testing.T, p map[string]any) string {
+	t.Helper()
+	_, h, err := approvals.Canonical(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestL3NeedsACleanRecordOfVerifiedRuns(t *testing.T) {
 	ctx := context.Background()
+	pauseHash := hashOf(t, pause.Payload)
 	w := newWorld(t, "L3")
-	ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target)
+	ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target, pauseHash)
 	if ok || !strings.Contains(why, "only 0") {
 		t.Fatalf("%v %s", ok, why)
 	}
@@ -182,22 +194,22 @@ func TestL3NeedsACleanRecordOfVerifiedRuns(t *testing.T) {
 		}
 		w.exec.MarkVerified(ctx, a.ID, true)
 	}
-	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); !ok {
+	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target, pauseHash); !ok {
 		t.Fatalf("clean record refused: %s", why)
 	}
-	if ok, _, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassFlinkStatement, "flink:statement/x"); ok {
+	if ok, _, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassFlinkStatement, "flink:statement/x", pauseHash); ok {
 		t.Fatal("an owner-only class passed the L3 rule")
 	}
 	// One failed verification spoils the record.
 	r := w.approved(t, pause)
 	a, _ := w.exec.Run(ctx, r.ID)
 	w.exec.MarkVerified(ctx, a.ID, false)
-	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); ok || !strings.Contains(why, "did not verify") {
+	if ok, why, _ = w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target, pauseHash); ok || !strings.Contains(why, "did not verify") {
 		t.Fatalf("%v %s", ok, why)
 	}
 	// L2 never acts without a new approval.
 	w2 := newWorld(t, "L2")
-	if ok, why, _ = w2.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target); ok || !strings.Contains(why, "needs L3") {
+	if ok, why, _ = w2.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, pause.Target, pauseHash); ok || !strings.Contains(why, "needs L3") {
 		t.Fatalf("%v %s", ok, why)
 	}
 }
@@ -274,7 +286,7 @@ func TestL3RunsAPlanStepWithACleanRecordOnceAndRecordsTheRule(t *testing.T) {
 		t.Fatalf("second run: %v", err)
 	}
 	// Its own run awaits verification, which keeps the next one waiting for a person.
-	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target); ok || !strings.Contains(why, "1 still await verification") {
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target, a.PayloadSHA256); ok || !strings.Contains(why, "1 still await verification") {
 		t.Fatalf("%v %s", ok, why)
 	}
 }
@@ -366,5 +378,181 @@ func TestL3NeverGoesAroundARequestTheStopOrAnEditedPayload(t *testing.T) {
 	}
 	if len(w.airflow.Runs()) != CleanRecordRuns {
 		t.Fatalf("runs %d", len(w.airflow.Runs()))
+	}
+}
+
+// process is a second remediate process on the same store file: its own connections and executor.
+func (w *world) process(t *testing.T) *Executor {
+	t.Helper()
+	st, err := store.Open(context.Background(), w.st.Path(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := approvals.New(st, w.cfg, time.Now, nil)
+	return New(st, w.cfg, svc, Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(w.cfg.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(w.cfg.DBT) },
+	}, time.Now)
+}
+
+// race runs fn on n executors (separate store handles) at once and returns their errors.
+func race(t *testing.T, w *world, n int, fn func(*Executor) error) []error {
+	t.Helper()
+	execs := make([]*Executor, n)
+	for i := range execs {
+		execs[i] = w.process(t)
+	}
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, e := range execs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = fn(e)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
+func TestRacingProcessesDispatchAPlanStepOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "earlier rerun", Payload: rerun.Payload})
+	p := w.plan(t, rerun)
+	step := stepOf(t, p, 2)
+	errs := race(t, w, 6, func(e *Executor) error { _, err := e.RunPlanStep(ctx, step); return err })
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		}
+	}
+	if runs := w.airflow.Runs(); len(runs) != CleanRecordRuns+1 || ok != 1 {
+		t.Fatalf("%d dispatches after the record (want 1), %d runs reported success; errors %v", len(runs)-CleanRecordRuns, ok, errs)
+	}
+	if as, _ := w.exec.ForIncident(ctx, p.IncidentID); len(as) != 1 || as[0].Status != StatusSucceeded {
+		t.Fatalf("recorded %+v", as)
+	}
+}
+
+func TestRacingProcessesDispatchAnApprovalOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L2")
+	r := w.approved(t, approvals.Proposal{IncidentID: 3, Class: config.ClassTriggerJob, Target: "job:airflow/sync_metered_usage_to_stripe",
+		Title: "Re-send today", Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}})
+	errs := race(t, w, 6, func(e *Executor) error { _, err := e.Run(ctx, r.ID); return err })
+	if runs := w.airflow.Runs(); len(runs) != 1 {
+		t.Fatalf("%d dispatches of one approval; errors %v", len(runs), errs)
+	}
+	if as, _ := w.exec.ForIncident(ctx, 3); len(as) != 1 || as[0].Status != StatusSucceeded || as[0].PayloadSHA256 != r.PayloadSHA256 {
+		t.Fatalf("recorded %+v", as)
+	}
+}
+
+func TestAClaimRechecksTheStop(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L2")
+	if _, err := w.svc.SetStop(ctx, "ann", "tok", true, "numbers wrong"); err != nil {
+		t.Fatal(err)
+	}
+	a := Action{RequestID: 1, Class: config.ClassPauseJob, Target: pause.Target, Status: StatusRunning, Authority: AuthorityApproval,
+		StartedAt: time.Now(), FinishedAt: time.Now()}
+	nothing := func(*sql.Tx) (int64, error) { return 0, nil }
+	if _, err := w.exec.claim(ctx, &a, nothing); !errors.Is(err, approvals.ErrStopped) {
+		t.Fatalf("claimed during the stop: %v", err)
+	}
+	var n int
+	if err := w.st.DB.QueryRow(`SELECT count(*) FROM actions`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d actions recorded during the stop (%v)", n, err)
+	}
+}
+
+func TestAFailedVerificationIsNeverRaised(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L2")
+	a, err := w.exec.Run(ctx, w.approved(t, pause).ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.exec.MarkVerified(ctx, a.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.exec.MarkVerified(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, a.ID).Scan(&v); err != nil || v != 0 {
+		t.Fatalf("verified = %d (%v), want the failure kept", v, err)
+	}
+}
+
+func TestTheCleanRecordIsThisPayloadOnEveryDomainCaseInsensitively(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	// The record was earned on the same target spelled in upper case, with the step's payload.
+	w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: strings.ToUpper(rerun.Target), Title: "x", Payload: rerun.Payload})
+	h := hashOf(t, rerun.Payload)
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target, h); !ok {
+		t.Fatalf("case-insensitive record refused: %s", why)
+	}
+	// Another payload on the same class and target has no record of its own.
+	other := hashOf(t, map[string]any{"dag_id": "sync_metered_usage_to_stripe", "conf": map[string]any{"full": true}})
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target, other); ok || !strings.Contains(why, "only 0") {
+		t.Fatalf("another payload passed: %v %s", ok, why)
+	}
+	// A second domain covering the target below L3 refuses.
+	w.cfg.Domains = append(w.cfg.Domains, config.Domain{Name: "finance", Assets: []string{"job:airflow/*"}, Autonomy: "L1"})
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, rerun.Class, rerun.Target, h); ok || !strings.Contains(why, "domain finance") {
+		t.Fatalf("an L1 domain was ignored: %v %s", ok, why)
+	}
+}
+
+func TestL3RunsATriggerTheProposalCallsIrreversible(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
+	step := rerun
+	step.Reversible = false // pkg/plans marks triggers not reversible; config.L3Eligible is the rule
+	p := w.plan(t, step)
+	if a, err := w.exec.RunPlanStep(ctx, stepOf(t, p, 2)); err != nil || a.Status != StatusSucceeded {
+		t.Fatalf("%+v %v", a, err)
+	}
+}
+
+func TestRequestForMatchesClassTargetAndPayload(t *testing.T) {
+	reqs := []approvals.Request{
+		{ID: 1, Class: rerun.Class, Target: rerun.Target, PayloadSHA256: hashOf(t, map[string]any{"dag_id": "other"})},
+		{ID: 2, Class: rerun.Class, Target: strings.ToUpper(rerun.Target), PayloadSHA256: hashOf(t, rerun.Payload)},
+	}
+	used := map[int64]bool{}
+	if i := RequestFor(rerun, reqs, used); i != 1 || !used[2] {
+		t.Fatalf("RequestFor = %d, used %v", i, used)
+	}
+	if i := RequestFor(rerun, reqs, used); i != -1 {
+		t.Fatalf("a used request matched again: %d", i)
+	}
+	// A request of the same class and target for another payload leaves the step unrequested.
+	if got := Unrequested(plans.Plan{Proposals: []plans.Proposal{rerun}}, reqs[:1]); len(got) != 1 {
+		t.Fatalf("Unrequested = %+v", got)
+	}
+	if got := Unrequested(plans.Plan{Proposals: []plans.Proposal{rerun}}, reqs); len(got) != 0 {
+		t.Fatalf("Unrequested = %+v", got)
+	}
+}
+
+func TestTruncateCutsOnARuneBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		s string
+		n int
+	}{{strings.Repeat("é", 200), 254}, {strings.Repeat("a", 253) + "€€", 255}, {"short", 255}, {strings.Repeat("日本", 100), 10}} {
+		got := truncate(tc.s, tc.n)
+		if len(got) > tc.n || !utf8.ValidString(got) {
+			t.Errorf("truncate(%d bytes, %d) = %d bytes, valid %v", len(tc.s), tc.n, len(got), utf8.ValidString(got))
+		}
 	}
 }
