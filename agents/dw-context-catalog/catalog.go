@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -458,7 +457,7 @@ func importPaths(paths []string, one func(path string) (graph.ImportResult, erro
 func importOpenLineage(d *deps) mcpkit.Tool {
 	return mcpkit.Write("import_openlineage_events",
 		"Import OpenLineage run events (Airflow, Spark, Flink, dbt emit them) from a file or directory: datasets, jobs, "+
-			"schema facets and the columnLineage facet. Each location is one source: re-importing it updates and marks what vanished stale. "+
+			"schema facets and the columnLineage facet. Each job (namespace and name) is one source: a later run's events update it and mark what vanished stale, whichever file they come from. "+
 			"A location that fails is listed under errors (failed: true); the others are still imported.",
 		func(ctx context.Context, p importOLParams) (importOLResult, error) {
 			paths := d.env.Config.Catalog.OpenLineage
@@ -477,11 +476,23 @@ func importOpenLineage(d *deps) mcpkit.Tool {
 				if err != nil {
 					return graph.ImportResult{}, err
 				}
-				b, err := openlineage.Import(filepath.Clean(path), evs)
+				batches, err := openlineage.ImportJobs(evs)
 				if err != nil {
 					return graph.ImportResult{}, fmt.Errorf("%s: %w", path, err)
 				}
-				return g.Import(ctx, b)
+				// One source per job (namespace and name), so the next run of a job marks what its
+				// outputs lost stale, whichever file the events came from.
+				total := graph.ImportResult{Source: path}
+				for _, b := range batches {
+					res, err := g.Import(ctx, b)
+					if err != nil {
+						return total, fmt.Errorf("%s: %s: %w", path, b.Source, err)
+					}
+					total.Assets, total.Fields, total.Edges = total.Assets+res.Assets, total.Fields+res.Fields, total.Edges+res.Edges
+					total.Stale.Assets, total.Stale.Fields, total.Stale.Edges = total.Stale.Assets+res.Stale.Assets, total.Stale.Fields+res.Stale.Fields, total.Stale.Edges+res.Stale.Edges
+					total.Warnings = append(total.Warnings, res.Warnings...)
+				}
+				return total, nil
 			})
 			if err != nil {
 				return importOLResult{}, err

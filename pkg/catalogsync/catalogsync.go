@@ -391,14 +391,30 @@ func (r *run) warehouse(ctx context.Context) ([]graph.Batch, []string, error) {
 	}
 	engine := string(db.Dialect.Engine)
 	b := graph.Batch{Source: "sync:warehouse"}
-	for _, t := range tables {
-		ti, err := db.Resolve(ctx, quotedRef(t))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, err
+	// One bulk column read per schema instead of a round trip per table; should it fail (a broken
+	// SQLite view fails the whole statement), each table is described on its own so one bad table
+	// costs only itself.
+	infos, err := db.DescribeColumns(ctx, tables)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, fmt.Sprintf("bulk column read failed, describing each table instead: %v", err))
+		infos = nil
+	}
+	for i, t := range tables {
+		var ti *warehouse.TableInfo
+		if infos != nil && len(infos[i].Columns) > 0 {
+			ti = &infos[i]
+		} else {
+			ti, err = db.Resolve(ctx, quotedRef(t))
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil, err
+				}
+				warnings = append(warnings, fmt.Sprintf("table %s: %v", t.Ref(), err))
+				continue
 			}
-			warnings = append(warnings, fmt.Sprintf("table %s: %v", t.Ref(), err))
-			continue
 		}
 		u := tableURN(engine, t)
 		attrs := map[string]string{"table_kind": t.Kind}
@@ -512,7 +528,7 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 	// own source, re-asserted only when the warehouse was harvested in this run.
 	match := graph.Batch{Source: "sync:connect-warehouse"}
 	var warnings []string
-	jdbcUnmatched := false
+	jdbcUnmatched, sfUnmatched := false, false
 	for _, cn := range conns {
 		u := graph.URN("connect:connector/" + cn.Name)
 		if _, err := graph.ParseURN(string(u)); err != nil {
@@ -539,9 +555,32 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 			}
 			switch {
 			case strings.Contains(lc, "snowflake"):
-				// Snowflake's connector config names the database and schema it writes.
-				b.Edges = append(b.Edges, graph.Edge{From: u.Field(""), To: graph.WarehouseURN("snowflake", graph.SplitRelation(table)...).Field(""),
-					Kind: graph.EdgeWrites, Transformation: "connector config maps " + t + " to " + table})
+				// Snowflake's connector config names the database and schema it writes. When the
+				// harvested warehouse is Snowflake, the edge goes to the one table that name
+				// denotes there; else it keeps the config's name, and a warning says so.
+				to := graph.WarehouseURN("snowflake", graph.SplitRelation(table)...)
+				how := "connector config maps " + t + " to " + table
+				switch {
+				case r.tables == nil || r.engine != string(warehouse.Snowflake):
+					sfUnmatched = true // one warning below covers every such table
+				default:
+					cands := matchSnowflake(r.tables, table)
+					if len(cands) == 1 {
+						to = tableURN(r.engine, cands[0])
+						how += ", matched to warehouse table " + cands[0].Ref().String()
+						break
+					}
+					why := "matches no harvested Snowflake table (another account or database, or not created yet)"
+					if len(cands) > 1 {
+						var names []string
+						for _, c := range cands {
+							names = append(names, c.Ref().String())
+						}
+						why = "matches several harvested Snowflake tables (" + strings.Join(names, ", ") + ")"
+					}
+					warnings = append(warnings, fmt.Sprintf("connector %s writes table %s, which %s: the edge goes to %s as the config names it", cn.Name, table, why, to))
+				}
+				b.Edges = append(b.Edges, graph.Edge{From: u.Field(""), To: to.Field(""), Kind: graph.EdgeWrites, Transformation: how})
 			case strings.Contains(lc, "jdbc"):
 				// A JDBC sink writes the database of its connection.url, which need not be the
 				// configured warehouse: only a table the warehouse harvest found, once, is linked.
@@ -575,7 +614,39 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 	} else if jdbcUnmatched {
 		warnings = append(warnings, "warehouse tables were not harvested in this sync: JDBC sink → warehouse edges were left as they were")
 	}
+	if sfUnmatched {
+		why := "warehouse tables were not harvested in this sync"
+		if r.tables != nil {
+			why = "the harvested warehouse is " + r.engine + ", not Snowflake"
+		}
+		warnings = append(warnings, why+": Snowflake sink → table edges use the table names in the connector configs, unmatched")
+	}
 	return out, warnings, nil
+}
+
+// matchSnowflake returns the harvested Snowflake tables a Snowflake sink's table name denotes:
+// each part folded as Snowflake folds it (unquoted upper case, quoted kept exactly) and equal to
+// the table's own part; a name of fewer than three parts matches on its last parts.
+func matchSnowflake(tables []warehouse.Table, rel string) []warehouse.Table {
+	parts := graph.SplitRelation(rel)
+	if len(parts) == 0 || len(parts) > 3 || parts[len(parts)-1] == "" {
+		return nil
+	}
+	for i, p := range parts {
+		parts[i] = graph.NormalizeIdent("snowflake", p)
+	}
+	var out []warehouse.Table
+	for _, t := range tables {
+		have := []string{t.Database, t.Schema, t.Name}[3-len(parts):]
+		ok := true
+		for i := range parts {
+			ok = ok && parts[i] == have[i]
+		}
+		if ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // matchRelation returns the harvested tables a sink's table name names: the last part equal to the

@@ -166,7 +166,9 @@ func (r *run) flink(ctx context.Context) ([]graph.Batch, []string, error) {
 		if st.CreatedAt != nil {
 			attrs["created_at"] = st.CreatedAt.UTC().Format(time.RFC3339)
 		}
-		fs := flinksql.Statement{Name: st.Name, SQL: st.SQL, Properties: st.Properties, Phase: st.Phase}
+		// Topic URNs denote the configured cluster's topics: a table qualified with it is local.
+		fs := flinksql.Statement{Name: st.Name, SQL: st.SQL, Properties: st.Properties, Phase: st.Phase,
+			CatalogAliases: nonEmpty(cc.EnvironmentID), DatabaseAliases: nonEmpty(cc.KafkaClusterID)}
 		if st.CreatedAt != nil {
 			fs.CreatedAt = *st.CreatedAt
 		}
@@ -320,6 +322,16 @@ func columns(s *schema.Schema) []flinksql.Column {
 			continue // nested: a Flink ROW column's members
 		}
 		out = append(out, flinksql.Column{Name: f.Path, Type: f.Type, Nullable: f.Nullable})
+	}
+	return out
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }

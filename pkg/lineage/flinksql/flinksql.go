@@ -34,6 +34,12 @@ type Statement struct {
 	Properties map[string]string
 	// Phase is status.phase when known (RUNNING, STOPPED, FAILED…).
 	Phase string
+	// CatalogAliases and DatabaseAliases are other names of the environment and Kafka cluster
+	// whose topics the graph's topic URNs denote (their IDs or display names, e.g. the configured
+	// confluent_cloud.environment_id and kafka_cluster_id). A table qualified with a catalog or
+	// database that is neither the statement's current one nor one of these is in another
+	// cluster (see Import).
+	CatalogAliases, DatabaseAliases []string
 }
 
 // TableRef is a Flink table name, qualified with the statement's current catalog (environment)
@@ -113,7 +119,10 @@ func Source(name string) string { return "flink:statement/" + name }
 // Import parses st and returns its assets, fields and edges as a batch whose Source is
 // Source(st.Name). An unparsable statement is an error (nothing is asserted, so a later Import of
 // the batch cannot mark its earlier lineage stale); a resolver failure other than
-// ErrTableNotFound is an error too.
+// ErrTableNotFound is an error too. A table qualified with another cluster (catalog.database.table
+// in Confluent Cloud is environment.kafka-cluster.topic) is left unresolved: a topic URN names no
+// cluster, so no edge is drawn to it (it would land on the same-named local topic); a warning and
+// the statement's unresolved_tables attribute name it.
 func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) {
 	if strings.TrimSpace(st.Name) == "" {
 		return graph.Batch{}, errors.New("flink statement: empty name")
@@ -175,19 +184,23 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 			kinds = append(kinds, "SELECT")
 		}
 		if lin.Target != nil {
-			sink = res.get(lin.Target)
-			addEdge(graph.Edge{From: stURN.Field(""), To: sink.topicURN().Field(""), Kind: graph.EdgeWrites})
+			if sink = res.get(lin.Target); sink.foreign != "" {
+				sink = nil
+			} else {
+				addEdge(graph.Edge{From: stURN.Field(""), To: sink.topicURN().Field(""), Kind: graph.EdgeWrites})
+			}
 		}
 		for _, t := range lin.Tables {
-			in := res.get(t)
-			addEdge(graph.Edge{From: in.topicURN().Field(""), To: stURN.Field(""), Kind: graph.EdgeReads})
+			if in := res.get(t); in.foreign == "" {
+				addEdge(graph.Edge{From: in.topicURN().Field(""), To: stURN.Field(""), Kind: graph.EdgeReads})
+			}
 		}
 		for _, c := range lin.Columns {
 			if c.Name == "*" {
 				// Unexpanded star: the statement copies every column of an unknown table.
 				for _, s := range c.Sources {
 					in := res.get(s.Table)
-					if sink != nil {
+					if sink != nil && in.foreign == "" {
 						addEdge(graph.Edge{From: in.topicURN().Field(""), To: sink.topicURN().Field(""), Kind: graph.EdgeTransformation,
 							Transformation: "SELECT * over a table whose columns are unknown"})
 					}
@@ -204,8 +217,9 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 				evidence = "SELECT * expanded against " + res.describeSources(c.Sources)
 			}
 			for _, s := range c.Sources {
-				in := res.get(s.Table)
-				addEdge(graph.Edge{From: in.topicURN().Field(s.Column), To: stURN.Field(c.Name), Kind: graph.EdgeKind(s.Kind), Transformation: evidence})
+				if in := res.get(s.Table); in.foreign == "" {
+					addEdge(graph.Edge{From: in.topicURN().Field(s.Column), To: stURN.Field(c.Name), Kind: graph.EdgeKind(s.Kind), Transformation: evidence})
+				}
 			}
 			if sink != nil {
 				addEdge(graph.Edge{From: stURN.Field(c.Name), To: sink.topicURN().Field(c.Name), Kind: graph.EdgeIdentity, Transformation: "INSERT INTO " + sink.ref.Table})
@@ -213,7 +227,7 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 		}
 		for _, s := range lin.Indirect {
 			in := res.get(s.Table)
-			if s.Column == "*" {
+			if s.Column == "*" || in.foreign != "" {
 				continue
 			}
 			addEdge(graph.Edge{From: in.topicURN().Field(s.Column), To: stURN.Field(""), Kind: graph.EdgeKind(s.Kind)})
@@ -237,9 +251,23 @@ func Import(ctx context.Context, st Statement, r Resolver) (graph.Batch, error) 
 	if res.starExpanded {
 		attrs["select_star_expanded"] = "true"
 	}
+	var foreign []string
+	for _, k := range res.order {
+		if rt := res.cache[k]; rt.foreign != "" {
+			foreign = append(foreign, rt.ref.String())
+			b.Warnings = append(b.Warnings, fmt.Sprintf("table %s is in another cluster (%s): left unresolved, no lineage edge drawn to it "+
+				"(topic URNs name this cluster's topics, so it would be linked to a same-named local topic); declare it in a catalog file", rt.ref, rt.foreign))
+		}
+	}
+	if len(foreign) > 0 {
+		attrs["unresolved_tables"] = strings.Join(foreign, ",")
+	}
 	b.Assets = append(b.Assets, stmtAsset)
 	for _, k := range res.order {
 		rt := res.cache[k]
+		if rt.foreign != "" {
+			continue
+		}
 		topic := rt.topicURN()
 		a := graph.Asset{URN: topic, Kind: graph.KindKafkaTopic, Name: rt.table.Topic}
 		b.Assets = append(b.Assets, a)
@@ -270,6 +298,8 @@ type resolved struct {
 	ref     TableRef
 	table   Table
 	missing bool
+	// foreign, when set, says why the table is in another cluster than the statement's own.
+	foreign string
 }
 
 func (r *resolved) topicURN() graph.URN { return graph.TopicURN(r.table.Topic) }
@@ -430,6 +460,9 @@ func (r *resolver) get(name []string) *resolved {
 	rt := &resolved{ref: ref}
 	r.cache[key] = rt
 	r.order = append(r.order, key)
+	if rt.foreign = r.foreign(name, ref); rt.foreign != "" {
+		return rt
+	}
 	if r.err != nil {
 		return rt
 	}
@@ -456,9 +489,39 @@ func (r *resolver) get(name []string) *resolved {
 	return rt
 }
 
+// foreign says why a table the SQL names qualified is in another cluster ("" when it is the
+// statement's own): its catalog (environment) or database (Kafka cluster) is neither the
+// statement's current one nor an alias. A qualified name in a statement that carries neither a
+// current catalog/database nor aliases cannot be placed, so it counts as foreign too.
+func (r *resolver) foreign(name []string, ref TableRef) string {
+	local := func(got, current string, aliases []string) bool {
+		if strings.EqualFold(got, current) {
+			return true
+		}
+		for _, a := range aliases {
+			if strings.EqualFold(got, a) {
+				return true
+			}
+		}
+		return false
+	}
+	curCat, curDB := r.st.Properties["sql.current-catalog"], r.st.Properties["sql.current-database"]
+	here := strings.Join(nonEmpty(curCat, curDB), ".")
+	if here == "" {
+		here = "unknown: the statement has no sql.current-catalog or sql.current-database"
+	}
+	switch {
+	case len(name) >= 3 && !local(ref.Catalog, curCat, r.st.CatalogAliases):
+		return fmt.Sprintf("catalog %s is not the statement's environment, %s", ref.Catalog, here)
+	case len(name) >= 2 && !local(ref.Database, curDB, r.st.DatabaseAliases):
+		return fmt.Sprintf("database %s is not the statement's Kafka cluster, %s", ref.Database, here)
+	}
+	return ""
+}
+
 func (r *resolver) columns(name []string) ([]string, bool) {
 	rt := r.get(name)
-	if rt.missing || rt.table.Columns == nil {
+	if rt.missing || rt.foreign != "" || rt.table.Columns == nil {
 		return nil, false
 	}
 	out := make([]string, len(rt.table.Columns))

@@ -122,8 +122,64 @@ type InputField struct {
 	} `json:"transformations"`
 }
 
-// Source names an event location in the graph.
-func Source(location string) string { return "openlineage:" + location }
+// Source names an event location in the graph: the absolute, cleaned path, so the same file or
+// directory is one source whatever the working directory or spelling.
+func Source(location string) string {
+	if abs, err := filepath.Abs(location); err == nil {
+		location = abs
+	}
+	return "openlineage:" + location
+}
+
+// JobSource names one OpenLineage job in the graph by its absolute identity, namespace and
+// name (each path-escaped, so "a/b"+"c" and "a"+"b/c" differ): whichever file its events come
+// from, a re-import replaces what the job asserted before, and jobs of the same name in two
+// namespaces stay apart.
+func JobSource(namespace, name string) string {
+	return "openlineage:job/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
+}
+
+// DatasetSource names the static assertions (DatasetEvents) about one dataset, by namespace and
+// name like JobSource.
+func DatasetSource(namespace, name string) string {
+	return "openlineage:dataset/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
+}
+
+// ImportJobs converts events into one batch per job (JobSource) and one per dataset that
+// DatasetEvents describe (DatasetSource), in order of first appearance. Each batch is the complete
+// view of its job or dataset as these events describe it, so importing them marks stale what a
+// job no longer reads or writes however its events are split across files.
+func ImportJobs(events []Event) ([]graph.Batch, error) {
+	groups := map[string][]Event{}
+	var order []string
+	for i, ev := range events {
+		var key string
+		switch {
+		case ev.Dataset != nil && ev.Job == nil:
+			if ev.Dataset.Namespace == "" || ev.Dataset.Name == "" {
+				return nil, fmt.Errorf("event %d: dataset without namespace or name", i+1)
+			}
+			key = DatasetSource(ev.Dataset.Namespace, ev.Dataset.Name)
+		case ev.Job == nil || ev.Job.Name == "" || ev.Job.Namespace == "":
+			return nil, fmt.Errorf("event %d: no job namespace and name (want a RunEvent, JobEvent or DatasetEvent)", i+1)
+		default:
+			key = JobSource(ev.Job.Namespace, ev.Job.Name)
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], ev)
+	}
+	out := make([]graph.Batch, 0, len(order))
+	for _, key := range order {
+		b, err := convert(key, groups[key])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
 
 // ReadPath reads every event in a file or, recursively, a directory (*.json, *.ndjson, *.jsonl).
 func ReadPath(path string) ([]Event, error) {
@@ -224,9 +280,15 @@ func JobURN(namespace, name string) graph.URN {
 }
 
 // Import converts events (in event-time order; later facets win) into one batch named
-// Source(location).
+// Source(location). ImportJobs keys the same assertions by job instead, which is what a
+// re-import from other files of the same job needs to mark stale correctly.
 func Import(location string, events []Event) (graph.Batch, error) {
-	b := graph.Batch{Source: Source(location)}
+	return convert(Source(location), events)
+}
+
+// convert turns events into one batch named source.
+func convert(source string, events []Event) (graph.Batch, error) {
+	b := graph.Batch{Source: source}
 	sort.SliceStable(events, func(i, j int) bool { return events[i].EventTime.Before(events[j].EventTime) })
 	assets := map[graph.URN]*graph.Asset{}
 	var order []graph.URN

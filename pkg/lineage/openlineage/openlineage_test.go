@@ -21,7 +21,7 @@ func TestImportsADirectoryOfNDJSONAndJSONArrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Source != "openlineage:"+dir {
+	if b.Source != Source(dir) || !filepath.IsAbs(strings.TrimPrefix(b.Source, "openlineage:")) {
 		t.Errorf("source %s", b.Source)
 	}
 	got := map[string]graph.Edge{}
@@ -102,6 +102,20 @@ func FuzzDecodeAndImport(f *testing.F) {
 			if _, err := graph.ParseURN(string(e.From.Asset)); err != nil {
 				t.Fatalf("bad URN from importer: %v", err)
 			}
+		}
+		bs, err := ImportJobs(evs)
+		if err != nil {
+			t.Fatalf("Import accepted what ImportJobs rejects: %v", err)
+		}
+		edges := 0
+		for _, jb := range bs {
+			if !strings.HasPrefix(jb.Source, "openlineage:job/") && !strings.HasPrefix(jb.Source, "openlineage:dataset/") {
+				t.Fatalf("source %q", jb.Source)
+			}
+			edges += len(jb.Edges)
+		}
+		if edges < len(b.Edges) {
+			t.Fatalf("per-job batches hold %d edges, the location batch %d", edges, len(b.Edges))
 		}
 	})
 }
