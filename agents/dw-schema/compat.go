@@ -4,21 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/registry"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/compat"
 	"github.com/dataworkers/dw/pkg/schema/subject"
 )
 
 type checkCompatibilityParams struct {
-	Subject         string           `json:"subject,omitempty" jsonschema:"Subject to check against, e.g. api-usage-value (live); optional with earlier_versions"`
-	Schema          string           `json:"schema,omitempty" jsonschema:"The proposed schema text"`
-	SchemaFile      string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file (.avsc, .proto, .json), e.g. from a pull request"`
-	SchemaType      string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
-	Level           string           `json:"level,omitempty" jsonschema:"Override the subject's level: NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE"`
-	Policy          string           `json:"policy,omitempty" jsonschema:"STRICT (default) or LENIENT (JSON Schema content models)"`
-	EarlierVersions []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to check offline without a registry (CI)"`
+	Subject         string            `json:"subject,omitempty" jsonschema:"Subject to check against, e.g. api-usage-value (live); optional with earlier_versions"`
+	Schema          string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
+	SchemaFile      string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file (.avsc, .proto, .json), e.g. from a pull request"`
+	SchemaType      string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	Level           string            `json:"level,omitempty" jsonschema:"Override the subject's level: NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE"`
+	Policy          string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
+	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties, e.g. {\"application.major.version\": \"2\"}: with a compatibilityGroup only versions with the same value are compared"`
+	EarlierVersions []earlierVersion  `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to check offline without a registry (CI)"`
+	Group           string            `json:"compatibility_group,omitempty" jsonschema:"Offline only: the subject's compatibilityGroup (a metadata property name)"`
+	EarlierMetadata []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group"`
+}
+
+// versionMetadata is an earlier version's metadata properties, given offline.
+type versionMetadata struct {
+	Version    int               `json:"version" jsonschema:"Version number, as in earlier_versions"`
+	Properties map[string]string `json:"properties" jsonschema:"Its metadata properties"`
+}
+
+// groupInput is what compatibilityGroup needs beside the subject: the proposed schema's metadata
+// and, offline, the group and the earlier versions' metadata.
+type groupInput struct {
+	metadata map[string]string
+	group    string
+	earlier  []versionMetadata
 }
 
 // registryView is the registry's own verdict beside ours.
@@ -38,7 +57,11 @@ type checkCompatibilityResult struct {
 	Policy      string `json:"policy"`
 	Compatible  bool   `json:"compatible"`
 	// ComparedVersions are the versions checked, newest first, as the registry checks them.
-	ComparedVersions  []int                    `json:"compared_versions"`
+	ComparedVersions []int `json:"compared_versions"`
+	// CompatibilityGroup shows the versions a compatibilityGroup kept and left out.
+	CompatibilityGroup *compat.GroupFilter `json:"compatibility_group,omitempty"`
+	// LogicalSkipped are versions the LOGICAL rules skipped (no logical type).
+	LogicalSkipped    []compat.SkippedVersion  `json:"logical_skipped,omitempty"`
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
 	Registry          registryView             `json:"registry"`
 	// NotReproduced names the parts of the subject's rule this verdict does not reproduce.
@@ -54,6 +77,12 @@ type judgement struct {
 }
 
 func (d *deps) judge(ctx context.Context, name string, in schemaInput, level, policy string, earlier []earlierVersion) (*judgement, error) {
+	return d.judgeGroup(ctx, name, in, level, policy, earlier, groupInput{})
+}
+
+// judgeGroup is judge with compatibilityGroup: the subject's group (live from its config, offline
+// as given) filters the earlier versions by their metadata against the proposed schema's.
+func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, level, policy string, earlier []earlierVersion, g groupInput) (*judgement, error) {
 	if !in.given() {
 		return nil, errors.New("give the proposed schema as schema (text) or schema_file (a path)")
 	}
@@ -65,14 +94,83 @@ func (d *deps) judge(ctx context.Context, name string, in schemaInput, level, po
 	if err != nil {
 		return nil, fmt.Errorf("proposed schema: %w", err)
 	}
-	j := &judgement{subj: s, proposed: proposed, result: compat.Check(s.Level, s.Policy, proposed, s.Previous(0))}
-	j.registry = d.askRegistry(ctx, s, proposed, level, policy, j.result)
+	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0)}
+	if err := d.groupOf(ctx, s, g, &req); err != nil {
+		return nil, err
+	}
+	j := &judgement{subj: s, proposed: proposed, result: compat.Evaluate(req)}
+	if j.result.LogicalNotReproduced != "" {
+		s.NotReproduced = append(s.NotReproduced, "not reproduced: "+j.result.LogicalNotReproduced)
+	}
+	j.registry = d.askRegistryWith(ctx, s, proposed, level, policy, g.metadata, j.result)
 	return j, nil
+}
+
+// groupOf fills the request's compatibilityGroup and the earlier versions' metadata: live from the
+// subject's config and the versions the registry returned, offline from the call. The registry's
+// "not reproduced" note on the group is replaced by what was done.
+func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, req *compat.Request) error {
+	meta := map[int]map[string]string{}
+	if s.Live {
+		if g.group != "" || len(g.earlier) > 0 {
+			return errors.New("compatibility_group and earlier_metadata are for offline checks; a live subject's group comes from its config and its versions' metadata from the registry")
+		}
+		var notes []string
+		grouped := false
+		for _, n := range s.NotReproduced {
+			if strings.HasPrefix(n, registry.GroupNotePrefix) {
+				grouped = true
+			} else {
+				notes = append(notes, n)
+			}
+		}
+		s.NotReproduced = notes
+		if !grouped {
+			return nil
+		}
+		c, err := d.registry()
+		if err != nil {
+			return err
+		}
+		cfg, err := c.SubjectConfig(ctx, s.Name)
+		if err != nil {
+			return err
+		}
+		req.Group = cfg.Group
+		for _, sv := range s.Raw {
+			meta[sv.Version] = sv.Properties()
+		}
+	} else {
+		if g.group == "" && len(g.earlier) > 0 {
+			return errors.New("earlier_metadata needs compatibility_group: name the metadata property the subject's group compares")
+		}
+		req.Group = g.group
+		for _, m := range g.earlier {
+			meta[m.Version] = m.Properties
+		}
+	}
+	if req.Group == "" {
+		return nil
+	}
+	if _, ok := g.metadata[req.Group]; !ok {
+		// Verdicts without this result's group detail (check_schema_change) still say it.
+		s.NotReproduced = append(s.NotReproduced, fmt.Sprintf("compatibilityGroup %q not applied: the proposed schema has no metadata property %q, so every version was compared; give metadata to compare within its group", req.Group, req.Group))
+	}
+	for i := range req.Previous {
+		req.Previous[i].Metadata = meta[req.Previous[i].Version]
+	}
+	return nil
 }
 
 // askRegistry puts the same question to the registry, when it would be the same question: a live
 // subject judged under its own level and policy.
 func (d *deps) askRegistry(ctx context.Context, s *subject.Subject, proposed *schema.Schema, level, policy string, ours compat.Result) registryView {
+	return d.askRegistryWith(ctx, s, proposed, level, policy, nil, ours)
+}
+
+// askRegistryWith is askRegistry for a proposed schema with metadata properties, sent along so
+// the registry applies the same compatibilityGroup.
+func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed *schema.Schema, level, policy string, metadata map[string]string, ours compat.Result) registryView {
 	switch {
 	case !s.Live:
 		return registryView{Agreement: "registry not consulted: checked offline against the versions given"}
@@ -83,7 +181,7 @@ func (d *deps) askRegistry(ctx context.Context, s *subject.Subject, proposed *sc
 	if err != nil {
 		return registryView{Agreement: "registry not consulted: " + err.Error()}
 	}
-	v, err := c.CheckCompatibility(ctx, s.Name, proposed.Format, proposed.Text, nil)
+	v, err := c.CheckCompatibilityWithMetadata(ctx, s.Name, proposed.Format, proposed.Text, nil, metadata)
 	if err != nil {
 		return registryView{Agreement: "registry could not answer: " + err.Error()}
 	}
@@ -99,11 +197,12 @@ func (d *deps) askRegistry(ctx context.Context, s *subject.Subject, proposed *sc
 
 func checkCompatibility(d *deps) mcpkit.Tool {
 	return mcpkit.Read("check_compatibility",
-		"Judge a proposed schema against a subject exactly as Schema Registry would (its level: NONE, BACKWARD(_TRANSITIVE), FORWARD(_TRANSITIVE), FULL(_TRANSITIVE); Avro, Protobuf, JSON Schema), "+
-			"with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
+		"Judge a proposed schema against a subject exactly as Schema Registry would (its level: NONE, BACKWARD(_TRANSITIVE), FORWARD(_TRANSITIVE), FULL(_TRANSITIVE); "+
+			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
-			j, err := d.judge(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Level, p.Policy, p.EarlierVersions)
+			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Level, p.Policy, p.EarlierVersions,
+				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata})
 			if err != nil {
 				return checkCompatibilityResult{}, err
 			}
@@ -113,6 +212,7 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 			}
 			return checkCompatibilityResult{Subject: j.subj.Name, Mode: mode, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
 				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, ComparedVersions: j.result.Compared,
+				CompatibilityGroup: j.result.Group, LogicalSkipped: j.result.LogicalSkipped,
 				Incompatibilities: j.result.Incompatibilities, Registry: j.registry, NotReproduced: j.subj.NotReproduced}, nil
 		})
 }

@@ -116,8 +116,9 @@ func proxiedStory(t *testing.T, reg *srfake.Registry, override func(r *http.Requ
 	return env
 }
 
-// A LOGICAL policy and a compatibilityGroup are shown as not reproduced in both verdicts.
-func TestVerdictsNameWhatIsNotReproduced(t *testing.T) {
+// A LOGICAL policy is applied in both verdicts; a compatibilityGroup the proposed schema gives no
+// value for is not applied, and both verdicts say so.
+func TestVerdictsApplyLogicalAndNameAnUnappliedGroup(t *testing.T) {
 	reg := srfake.New()
 	defer reg.Close()
 	reg.SeedSchema("api-usage-value", 11, 111, sr.Schema{Schema: readFile(t, v11File)})
@@ -129,13 +130,18 @@ func TestVerdictsNameWhatIsNotReproduced(t *testing.T) {
 	})
 	var cc checkCompatibilityResult
 	call(t, toolNamed(t, env, "check_compatibility"), map[string]any{"subject": "api-usage-value", "schema_file": v11File}, &cc)
-	joined := strings.Join(cc.NotReproduced, " | ")
-	if len(cc.NotReproduced) != 2 || !strings.Contains(joined, "LOGICAL") || !strings.Contains(joined, "application.major.version") {
-		t.Fatalf("check_compatibility not_reproduced = %v", cc.NotReproduced)
+	if !cc.Compatible || cc.Policy != "LOGICAL" || len(cc.NotReproduced) != 1 || !strings.Contains(cc.NotReproduced[0], `compatibilityGroup "application.major.version" not applied`) ||
+		cc.CompatibilityGroup == nil || cc.CompatibilityGroup.ValueSet || len(cc.CompatibilityGroup.Kept) != 1 {
+		t.Fatalf("check_compatibility = %+v", cc)
+	}
+	// v12 passes the native BACKWARD check but LOGICAL's Iceberg v2 mode rejects the deleted field.
+	call(t, toolNamed(t, env, "check_compatibility"), map[string]any{"subject": "api-usage-value", "schema_file": v12File}, &cc)
+	if cc.Compatible || len(cc.Incompatibilities) != 1 || cc.Incompatibilities[0].Type != "FIELD_DELETED" || cc.Incompatibilities[0].LogicalMode != "ICEBERG_V2" {
+		t.Fatalf("v12 under LOGICAL = %+v", cc)
 	}
 	var g checkSchemaChangeResult
 	call(t, toolNamed(t, env, "check_schema_change"), map[string]any{"subject": "api-usage-value", "schema_file": v11File}, &g)
-	if len(g.NotReproduced) != 2 || !strings.Contains(strings.Join(g.Reasons, " | "), "not reproduced: compatibilityGroup") {
+	if len(g.NotReproduced) != 1 || !strings.Contains(strings.Join(g.Reasons, " | "), "compatibilityGroup") {
 		t.Fatalf("check_schema_change: not_reproduced=%v reasons=%v", g.NotReproduced, g.Reasons)
 	}
 }

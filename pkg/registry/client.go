@@ -90,7 +90,25 @@ type SubjectVersion struct {
 	Type       schema.Format `json:"schema_type"`
 	Schema     string        `json:"schema"`
 	References []Reference   `json:"references,omitempty"`
-	Deleted    bool          `json:"deleted,omitempty"`
+	// Metadata is the version's data-contract metadata; its properties are what the subject's
+	// compatibilityGroup partitions versions by.
+	Metadata *Metadata `json:"metadata,omitempty"`
+	Deleted  bool      `json:"deleted,omitempty"`
+}
+
+// Metadata is a schema's metadata as the registry stores it (Schema object "metadata").
+type Metadata struct {
+	Properties map[string]string   `json:"properties,omitempty"`
+	Tags       map[string][]string `json:"tags,omitempty"`
+	Sensitive  []string            `json:"sensitive,omitempty"`
+}
+
+// Properties are the version's metadata properties (nil when it has none).
+func (v SubjectVersion) Properties() map[string]string {
+	if v.Metadata == nil {
+		return nil
+	}
+	return v.Metadata.Properties
 }
 
 // Reference is a schema reference as the registry stores it.
@@ -107,6 +125,7 @@ type wireSchema struct {
 	SchemaType string      `json:"schemaType"`
 	Schema     string      `json:"schema"`
 	References []Reference `json:"references"`
+	Metadata   *Metadata   `json:"metadata"`
 	Deleted    bool        `json:"deleted"`
 }
 
@@ -115,7 +134,8 @@ func (w wireSchema) toVersion() (SubjectVersion, error) {
 	if err != nil {
 		return SubjectVersion{}, err
 	}
-	return SubjectVersion{Subject: w.Subject, Version: w.Version, ID: w.ID, Type: f, Schema: w.Schema, References: w.References, Deleted: w.Deleted}, nil
+	return SubjectVersion{Subject: w.Subject, Version: w.Version, ID: w.ID, Type: f, Schema: w.Schema, References: w.References,
+		Metadata: w.Metadata, Deleted: w.Deleted}, nil
 }
 
 func seg(s string) string { return url.PathEscape(s) }
@@ -294,10 +314,15 @@ type SubjectConfig struct {
 	Group string `json:"group,omitempty"`
 	// Explicit: set on the subject itself, not inherited from the global level.
 	Explicit bool `json:"explicit"`
-	// NotReproduced lists the parts of the registry's rule Data Workers does not reproduce (a
-	// LOGICAL policy, a compatibilityGroup), so a verdict that may differ never differs silently.
+	// NotReproduced lists the parts of the registry's rule a verdict built from this config alone
+	// does not reproduce, so a verdict that may differ never differs silently. A compatibilityGroup
+	// is listed (with GroupNotePrefix) because applying it also needs the proposed schema's
+	// metadata: a caller that applies it (compat.Evaluate with Group) drops that note.
 	NotReproduced []string `json:"not_reproduced,omitempty"`
 }
+
+// GroupNotePrefix starts the NotReproduced note about a compatibilityGroup.
+const GroupNotePrefix = "not reproduced: compatibilityGroup"
 
 // SubjectConfig reads the subject's own config, falling back to the global one when the subject
 // has none (40408 or 40401), which is how the registry decides.
@@ -319,6 +344,16 @@ func (c *Client) SubjectConfig(ctx context.Context, subject string) (SubjectConf
 			return SubjectConfig{}, c.explain("read global compatibility", err)
 		}
 	}
+	if explicit && w.CompatibilityLevel == "" {
+		// The subject sets only a group or policy: its level is the global one.
+		var g struct {
+			CompatibilityLevel string `json:"compatibilityLevel"`
+		}
+		if err := c.api.Do(ctx, http.MethodGet, "/config", nil, nil, &g); err != nil {
+			return SubjectConfig{}, c.explain("read global compatibility", err)
+		}
+		w.CompatibilityLevel = g.CompatibilityLevel
+	}
 	lvl, err := compat.ParseLevel(w.CompatibilityLevel)
 	if err != nil {
 		return SubjectConfig{}, fmt.Errorf("schema registry %s answered for %s: %w", c.URL, subject, err)
@@ -326,14 +361,14 @@ func (c *Client) SubjectConfig(ctx context.Context, subject string) (SubjectConf
 	out := SubjectConfig{Level: lvl, Group: w.CompatibilityGroup, Explicit: explicit}
 	out.Policy, err = compat.ParsePolicy(w.CompatibilityPolicy)
 	if err != nil {
-		// LOGICAL adds Flink/Iceberg checks on top of STRICT; we reproduce the native part only.
+		// A policy newer than this code: judge the native part and say so.
 		out.Policy = compat.Strict
 		out.NotReproduced = append(out.NotReproduced, fmt.Sprintf(
-			"not reproduced: compatibilityPolicy %s — Data Workers judged under STRICT only; the registry's own verdict may be stricter", w.CompatibilityPolicy))
+			"not reproduced: compatibilityPolicy %s — Data Workers judged under STRICT only; the registry's own verdict may differ", w.CompatibilityPolicy))
 	}
 	if w.CompatibilityGroup != "" {
 		out.NotReproduced = append(out.NotReproduced, fmt.Sprintf(
-			"not reproduced: compatibilityGroup %q — the registry compares only the versions whose metadata property %q matches the new schema's; Data Workers compared every version", w.CompatibilityGroup, w.CompatibilityGroup))
+			"%s %q — the registry compares only the versions whose metadata property %q matches the new schema's; this verdict compared every version", GroupNotePrefix, w.CompatibilityGroup, w.CompatibilityGroup))
 	}
 	return out, nil
 }
@@ -362,6 +397,46 @@ func srRefs(refs []Reference) []srclient.Reference {
 		out = append(out, srclient.Reference{Name: r.Name, Subject: r.Subject, Version: r.Version})
 	}
 	return out
+}
+
+// RegisterWithMetadata registers a schema with metadata properties (POST
+// /subjects/{s}/versions with "metadata"), which srclient cannot send, and returns its global id.
+// An incompatible schema is an error with code 40901.
+func (c *Client) RegisterWithMetadata(ctx context.Context, subject string, format schema.Format, text string, refs []Reference, props map[string]string) (int, error) {
+	body := map[string]any{"schema": text}
+	if format != schema.Avro {
+		body["schemaType"] = string(format)
+	}
+	if len(refs) > 0 {
+		body["references"] = refs
+	}
+	if len(props) > 0 {
+		body["metadata"] = Metadata{Properties: props}
+	}
+	var w struct {
+		ID int `json:"id"`
+	}
+	if err := c.api.Do(ctx, http.MethodPost, "/subjects/"+seg(subject)+"/versions", nil, body, &w); err != nil {
+		return 0, c.explain("register a schema under "+subject, err)
+	}
+	return w.ID, nil
+}
+
+// SetSubjectConfig sets a subject's level, compatibilityGroup and compatibilityPolicy (PUT
+// /config/{s}; the key is "compatibility", not "compatibilityLevel", compatibility.md gotcha 5).
+// Empty group or policy are left out of the request.
+func (c *Client) SetSubjectConfig(ctx context.Context, subject string, level compat.Level, group string, policy compat.Policy) error {
+	body := map[string]any{"compatibility": string(level)}
+	if group != "" {
+		body["compatibilityGroup"] = group
+	}
+	if policy != "" {
+		body["compatibilityPolicy"] = string(policy)
+	}
+	if err := c.api.Do(ctx, http.MethodPut, "/config/"+seg(subject), nil, body, nil); err != nil {
+		return c.explain("set compatibility of "+subject, err)
+	}
+	return nil
 }
 
 // Register registers a schema under subject and returns its global id. An incompatible schema is
@@ -393,7 +468,16 @@ type Verdict struct {
 // CheckCompatibility asks the registry the same question registration would (POST
 // /compatibility/subjects/{s}/versions?verbose=true: every version the level compares).
 func (c *Client) CheckCompatibility(ctx context.Context, subject string, format schema.Format, text string, refs []Reference) (Verdict, error) {
+	return c.CheckCompatibilityWithMetadata(ctx, subject, format, text, refs, nil)
+}
+
+// CheckCompatibilityWithMetadata is CheckCompatibility for a schema carrying metadata
+// properties, which a subject's compatibilityGroup selects the compared versions by.
+func (c *Client) CheckCompatibilityWithMetadata(ctx context.Context, subject string, format schema.Format, text string, refs []Reference, props map[string]string) (Verdict, error) {
 	body := map[string]any{"schema": text}
+	if len(props) > 0 {
+		body["metadata"] = Metadata{Properties: props}
+	}
 	if format != schema.Avro {
 		body["schemaType"] = string(format)
 	}

@@ -227,8 +227,10 @@ func TestSchemaByIDAndTheSubjectsUsingIt(t *testing.T) {
 	}
 }
 
-// A LOGICAL policy and a compatibilityGroup are read and named as not reproduced, never silently
-// dropped. The fixture answers GET /config/{subject} as Confluent's registry does.
+// LOGICAL is read as a policy the checker reproduces; a policy it does not know and a
+// compatibilityGroup (which needs the proposed schema's metadata to apply) are named as not
+// reproduced, never silently dropped. The fixture answers GET /config/{subject} as Confluent's
+// registry does.
 func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 	cases := []struct {
 		name, body string
@@ -236,19 +238,26 @@ func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 		want       []string
 	}{
 		{"strict, no group", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"STRICT"}`, compat.Strict, nil},
-		{"logical", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"LOGICAL"}`, compat.Strict, []string{"compatibilityPolicy LOGICAL"}},
+		{"logical", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"LOGICAL"}`, compat.Logical, nil},
+		{"unknown policy", `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"SEMANTIC"}`, compat.Strict, []string{"compatibilityPolicy SEMANTIC"}},
 		{"group", `{"compatibilityLevel":"FULL","compatibilityGroup":"application.major.version"}`, compat.Strict, []string{`compatibilityGroup "application.major.version"`}},
-		{"both", `{"compatibilityLevel":"FULL","compatibilityPolicy":"LOGICAL","compatibilityGroup":"major"}`, compat.Strict, []string{"LOGICAL", `compatibilityGroup "major"`}},
+		{"both", `{"compatibilityLevel":"FULL","compatibilityPolicy":"LOGICAL","compatibilityGroup":"major"}`, compat.Logical, []string{`compatibilityGroup "major"`}},
+		// A subject config with a group but no level of its own takes the global level.
+		{"group only", `{"compatibilityGroup":"major"}`, compat.Strict, []string{`compatibilityGroup "major"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/config/orders-value" {
-					http.Error(w, `{"error_code":404,"message":"HTTP 404 Not Found"}`, http.StatusNotFound)
-					return
-				}
 				w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-				_, _ = w.Write([]byte(c.body))
+				switch r.URL.Path {
+				case "/config/orders-value":
+					_, _ = w.Write([]byte(c.body))
+				case "/config":
+					_, _ = w.Write([]byte(`{"compatibilityLevel":"FORWARD_TRANSITIVE"}`))
+				default:
+					w.WriteHeader(http.StatusNotFound)
+					_, _ = w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
+				}
 			}))
 			defer srv.Close()
 			cl, err := registry.New(&config.SchemaRegistry{URL: srv.URL, Timeout: 5 * time.Second})
@@ -259,7 +268,8 @@ func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Policy != c.policy || len(cfg.NotReproduced) != len(c.want) {
+			if cfg.Policy != c.policy || len(cfg.NotReproduced) != len(c.want) || (c.name == "group" && cfg.Group != "application.major.version") ||
+				(c.name == "group only" && (cfg.Level != compat.ForwardTransitive || !cfg.Explicit)) {
 				t.Fatalf("config = %+v", cfg)
 			}
 			for i, w := range c.want {

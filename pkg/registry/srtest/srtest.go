@@ -2,7 +2,10 @@
 // checker plugged into its Intercept hook, so registration and compatibility calls over real HTTP
 // get the verdicts Confluent's registry would give: POST /compatibility/... answers from the
 // checker (with verbose messages) and an incompatible POST /subjects/{s}/versions is refused with
-// HTTP 409 and error_code 40901, the level read from the subject's /config. Tests and the demo use it.
+// HTTP 409 and error_code 40901, the level read from the subject's /config. The config also keeps
+// compatibilityGroup and compatibilityPolicy (which srfake drops): a group compares only the
+// versions whose metadata property matches the new schema's, and LOGICAL adds the Flink and
+// Iceberg v2 rules. Tests and the demo use it.
 package srtest
 
 import (
@@ -13,12 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr/srfake"
@@ -60,7 +65,9 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("srtest: %s is not a loopback address", addr)
 	}
 	reg := srfake.NewRegistry()
-	reg.Intercept(checker{reg: reg}.intercept)
+	cfg := &configs{bySubject: map[string]extraConfig{}}
+	reg.Intercept(cfg.intercept(reg))
+	reg.Intercept(checker{reg: reg, cfg: cfg}.intercept)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("srtest: listen %s: %w", addr, err)
@@ -103,11 +110,19 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"error_code": code, "message": msg})
 }
 
-type checker struct{ reg *srfake.Registry }
+type checker struct {
+	reg *srfake.Registry
+	cfg *configs
+}
+
+type metadata struct {
+	Properties map[string]string `json:"properties"`
+}
 
 type body struct {
-	Schema     string `json:"schema"`
-	SchemaType string `json:"schemaType"`
+	Schema     string    `json:"schema"`
+	SchemaType string    `json:"schemaType"`
+	Metadata   *metadata `json:"metadata"`
 	References []struct {
 		Name    string `json:"name"`
 		Subject string `json:"subject"`
@@ -208,9 +223,10 @@ func (c checker) get(path string, out any) (int, error) {
 }
 
 type stored struct {
-	Version    int    `json:"version"`
-	SchemaType string `json:"schemaType"`
-	Schema     string `json:"schema"`
+	Version    int       `json:"version"`
+	SchemaType string    `json:"schemaType"`
+	Schema     string    `json:"schema"`
+	Metadata   *metadata `json:"metadata"`
 	References []struct {
 		Name    string `json:"name"`
 		Subject string `json:"subject"`
@@ -269,6 +285,11 @@ func (c checker) judge(subject, version string, register bool, b body) (*compat.
 	if err != nil {
 		return nil, err
 	}
+	extra := c.cfg.effective(subject)
+	policy, err := compat.ParsePolicy(extra.Policy)
+	if err != nil {
+		return nil, err
+	}
 	var versions []int
 	if version != "" && version != "latest" {
 		n, err := strconv.Atoi(version)
@@ -301,7 +322,7 @@ func (c checker) judge(subject, version string, register bool, b body) (*compat.
 		if code != http.StatusOK {
 			return nil, &regError{http.StatusNotFound, 40402, fmt.Sprintf("Version %d not found.", v)}
 		}
-		if register && s.Schema == b.Schema {
+		if register && s.Schema == b.Schema && maps.Equal(props(s.Metadata), props(b.Metadata)) {
 			return nil, nil // already registered: the registry returns the existing id unchecked
 		}
 		sf, _ := schema.ParseFormat(s.SchemaType)
@@ -313,12 +334,178 @@ func (c checker) judge(subject, version string, register bool, b body) (*compat.
 		if err != nil {
 			return nil, fmt.Errorf("stored version %d of %s does not parse: %w", v, subject, err)
 		}
-		previous = append(previous, compat.Version{Version: v, Schema: old})
+		previous = append(previous, compat.Version{Version: v, Schema: old, Metadata: props(s.Metadata)})
 	}
 	if len(versions) == 1 && version != "" {
 		// One named version: the level's direction applies to that version alone.
 		level = compat.Level(strings.TrimSuffix(string(level), "_TRANSITIVE"))
 	}
-	res := compat.Check(level, compat.Strict, proposed, previous)
+	res := compat.Evaluate(compat.Request{Level: level, Policy: policy, Group: extra.Group, Proposed: proposed,
+		ProposedMetadata: props(b.Metadata), Previous: previous})
 	return &res, nil
+}
+
+func props(m *metadata) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return m.Properties
+}
+
+// extraConfig is the part of a subject's config srfake does not keep.
+type extraConfig struct {
+	Group  string `json:"compatibilityGroup,omitempty"`
+	Policy string `json:"compatibilityPolicy,omitempty"`
+}
+
+// configs keeps compatibilityGroup and compatibilityPolicy, globally and per subject, beside
+// srfake's levels. A subject's own value wins over the global one, field by field.
+type configs struct {
+	mu        sync.Mutex
+	global    extraConfig
+	bySubject map[string]extraConfig
+}
+
+func (c *configs) effective(subject string) extraConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.global
+	if s, ok := c.bySubject[subject]; ok {
+		if s.Group != "" {
+			out.Group = s.Group
+		}
+		if s.Policy != "" {
+			out.Policy = s.Policy
+		}
+	}
+	return out
+}
+
+// intercept serves /config and /config/{subject}: PUT stores group and policy here and passes the
+// level on to srfake; GET adds them to srfake's answer; DELETE clears the subject's.
+func (c *configs) intercept(reg *srfake.Registry) srfake.Interceptor {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if parts[0] != "config" || len(parts) > 2 || r.Context().Value(innerKey{}) != nil {
+			return false
+		}
+		inner := r.WithContext(context.WithValue(r.Context(), innerKey{}, true))
+		subject := ""
+		if len(parts) == 2 {
+			subject = parts[1]
+			if s, err := url.PathUnescape(subject); err == nil {
+				subject = s
+			}
+		}
+		switch r.Method {
+		case http.MethodPut:
+			return c.put(reg, w, inner, subject)
+		case http.MethodGet:
+			rec := httptest.NewRecorder()
+			reg.Handler().ServeHTTP(rec, inner)
+			c.mu.Lock()
+			e, own := c.bySubject[subject]
+			if subject == "" {
+				e, own = c.global, true
+			}
+			c.mu.Unlock()
+			var out map[string]any
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+				if !own || rec.Code != http.StatusNotFound {
+					return false // srfake answers its own error again
+				}
+				out = map[string]any{} // a subject config with a group or policy but no level of its own
+			}
+			if r.URL.Query().Get("defaultToGlobal") == "true" {
+				e = c.effective(subject)
+			}
+			if e.Group != "" {
+				out["compatibilityGroup"] = e.Group
+			}
+			if e.Policy != "" {
+				out["compatibilityPolicy"] = e.Policy
+			}
+			writeJSON(w, http.StatusOK, out)
+			return true
+		case http.MethodDelete:
+			if subject != "" {
+				c.mu.Lock()
+				delete(c.bySubject, subject)
+				c.mu.Unlock()
+			}
+		}
+		return false
+	}
+}
+
+func (c *configs) put(reg *srfake.Registry, w http.ResponseWriter, r *http.Request, subject string) bool {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<10))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, 42203, "cannot read request body")
+		return true
+	}
+	var b struct {
+		Compatibility string `json:"compatibility"`
+		extraConfig
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, 42203, "Invalid compatibility level: "+err.Error())
+		return true
+	}
+	if b.Policy != "" {
+		p, err := compat.ParsePolicy(b.Policy)
+		if err != nil {
+			writeError(w, http.StatusUnprocessableEntity, 42203, err.Error())
+			return true
+		}
+		b.Policy = string(p)
+	}
+	if b.Compatibility != "" {
+		if _, err := compat.ParseLevel(b.Compatibility); err != nil {
+			writeError(w, http.StatusUnprocessableEntity, 42203, err.Error())
+			return true
+		}
+	}
+	c.mu.Lock()
+	if subject == "" {
+		c.global = mergeExtra(c.global, b.extraConfig)
+	} else {
+		c.bySubject[subject] = mergeExtra(c.bySubject[subject], b.extraConfig)
+	}
+	c.mu.Unlock()
+	out := map[string]any{}
+	if b.Compatibility != "" {
+		// srfake sets the level; it reads the body again.
+		rec := httptest.NewRecorder()
+		r.Body = io.NopCloser(bytes.NewReader([]byte(`{"compatibility":"` + strings.ToUpper(b.Compatibility) + `"}`)))
+		reg.Handler().ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK {
+			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return true
+		}
+		out["compatibility"] = strings.ToUpper(b.Compatibility)
+	}
+	if b.Group != "" {
+		out["compatibilityGroup"] = b.Group
+	}
+	if b.Policy != "" {
+		out["compatibilityPolicy"] = b.Policy
+	}
+	writeJSON(w, http.StatusOK, out)
+	return true
+}
+
+// innerKey marks a request the config interceptor passes on to srfake, so it does not see it again.
+type innerKey struct{}
+
+func mergeExtra(cur, upd extraConfig) extraConfig {
+	if upd.Group != "" {
+		cur.Group = upd.Group
+	}
+	if upd.Policy != "" {
+		cur.Policy = upd.Policy
+	}
+	return cur
 }

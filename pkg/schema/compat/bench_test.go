@@ -90,3 +90,35 @@ func BenchmarkParseAvroScenario(b *testing.B) {
 		}
 	}
 }
+
+// The scenario's v12 under LOGICAL: the native check, then both conversions and both modes
+// (rejected by ICEBERG_V2 as FIELD_DELETED).
+func BenchmarkCheckAvroScenarioLogical(b *testing.B) {
+	v11 := mustParse(b, schema.Avro, readScenarioB(b, 11))
+	v12 := mustParse(b, schema.Avro, readScenarioB(b, 12))
+	prev := []compat.Version{{Version: 11, Schema: v11}}
+	b.ResetTimer()
+	for b.Loop() {
+		if compat.Check(compat.Backward, compat.Logical, v12, prev).Compatible {
+			b.Fatal("want FIELD_DELETED")
+		}
+	}
+}
+
+// BACKWARD_TRANSITIVE under LOGICAL over DW_BENCH_VERSIONS versions, each adding a nullable field
+// at the end: every version converts and passes both modes.
+func BenchmarkCheckAvroLogicalBackwardTransitive(b *testing.B) {
+	n := benchVersions()
+	var prev []compat.Version
+	for i := 0; i < n; i++ {
+		prev = append(prev, compat.Version{Version: i + 1, Schema: mustParse(b, schema.Avro, avroVersion(i))})
+	}
+	next := mustParse(b, schema.Avro, avroVersion(n))
+	b.ReportMetric(float64(n), "versions")
+	b.ResetTimer()
+	for b.Loop() {
+		if !compat.Check(compat.BackwardTransitive, compat.Logical, next, prev).Compatible {
+			b.Fatal("want compatible")
+		}
+	}
+}

@@ -1,10 +1,13 @@
 // Package compat judges a schema change the way Confluent Schema Registry does: the seven
 // compatibility levels over Avro (reader/writer resolution through hamba/avro), Protobuf
 // (SR's tag-based diff and its compatible set) and JSON Schema (SR's content-model diff, STRICT
-// or LENIENT policy), with one message per incompatibility. See reference/compatibility.md.
+// or LENIENT policy), the LOGICAL policy's Flink and Iceberg v2 rules on top (logical.go), and
+// compatibilityGroup filtering, with one message per incompatibility. See
+// reference/compatibility.md.
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,24 +55,29 @@ func (l Level) forward() bool {
 	return strings.HasPrefix(string(l), "FORWARD") || strings.HasPrefix(string(l), "FULL")
 }
 
-// Policy is SR's compatibilityPolicy; it only matters for JSON Schema content models.
+// Policy is SR's compatibilityPolicy.
 type Policy string
 
-// STRICT is SR's default; LENIENT also accepts the open/closed content-model differences.
+// STRICT is SR's default; LENIENT also accepts the JSON Schema open/closed content-model
+// differences; LOGICAL runs the native check (as STRICT) and then the Flink and Iceberg v2
+// logical-type rules (compatibility.md §8), so it can only make a verdict stricter.
 const (
 	Strict  Policy = "STRICT"
 	Lenient Policy = "LENIENT"
+	Logical Policy = "LOGICAL"
 )
 
-// ParsePolicy reads a policy; empty means STRICT. LOGICAL (Flink/Iceberg) is not reproduced here.
+// ParsePolicy reads a policy; empty means STRICT.
 func ParsePolicy(s string) (Policy, error) {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
 	case "", "STRICT":
 		return Strict, nil
 	case "LENIENT":
 		return Lenient, nil
+	case "LOGICAL":
+		return Logical, nil
 	}
-	return "", fmt.Errorf("unknown compatibility policy %q: use STRICT or LENIENT", s)
+	return "", fmt.Errorf("unknown compatibility policy %q: use STRICT, LENIENT or LOGICAL", s)
 }
 
 // Direction says which reader reads which writer.
@@ -92,23 +100,71 @@ type Incompatibility struct {
 	Field     string    `json:"field,omitempty"`
 	Direction Direction `json:"direction"`
 	// OldVersion is the earlier version it was found against (0 when unnamed).
-	OldVersion int    `json:"old_version,omitempty"`
-	Message    string `json:"message"`
+	OldVersion int `json:"old_version,omitempty"`
+	// LogicalMode is FLINK or ICEBERG_V2 for an incompatibility found by the LOGICAL policy.
+	LogicalMode LogicalMode `json:"logical_mode,omitempty"`
+	Message     string      `json:"message"`
 }
 
 // Version is an earlier, non-deleted version of the subject.
 type Version struct {
 	Version int
 	Schema  *schema.Schema
+	// Metadata are the version's metadata properties (the registry's metadata.properties), which
+	// compatibilityGroup filters on.
+	Metadata map[string]string
 }
 
 // Result is a compatibility verdict.
 type Result struct {
-	Compatible bool  `json:"compatible"`
-	Level      Level `json:"level"`
+	Compatible bool   `json:"compatible"`
+	Level      Level  `json:"level"`
+	Policy     Policy `json:"policy,omitempty"`
 	// Compared lists the versions checked, newest first, in the order SR checks them.
-	Compared          []int             `json:"compared_versions"`
-	Incompatibilities []Incompatibility `json:"incompatibilities"`
+	Compared []int `json:"compared_versions"`
+	// Group is the compatibilityGroup filter, when the subject has one: which versions it kept
+	// and which it left out.
+	Group *GroupFilter `json:"compatibility_group,omitempty"`
+	// LogicalSkipped are compared versions the LOGICAL rules skipped because they have no logical
+	// type (SR skips an unconvertible previous version); their native check still ran.
+	LogicalSkipped []SkippedVersion `json:"logical_skipped,omitempty"`
+	// LogicalNotReproduced says why the LOGICAL rules could not be judged (a format whose logical
+	// conversion Data Workers does not reproduce); the native verdict stands alone then.
+	LogicalNotReproduced string            `json:"logical_not_reproduced,omitempty"`
+	Incompatibilities    []Incompatibility `json:"incompatibilities"`
+}
+
+// GroupFilter is what compatibilityGroup did to the versions compared.
+type GroupFilter struct {
+	// Property is the metadata property named by compatibilityGroup.
+	Property string `json:"property"`
+	// Value is the proposed schema's value of it; ValueSet is false when it has none.
+	Value    string `json:"value,omitempty"`
+	ValueSet bool   `json:"value_set"`
+	// Kept are the versions in the group (oldest first), Excluded those left out.
+	Kept     []int  `json:"kept_versions"`
+	Excluded []int  `json:"excluded_versions"`
+	Note     string `json:"note"`
+}
+
+// SkippedVersion is an earlier version left out of a check, and why.
+type SkippedVersion struct {
+	Version int    `json:"version"`
+	Reason  string `json:"reason"`
+}
+
+// Request is one compatibility question as the registry's register and compatibility paths ask
+// it.
+type Request struct {
+	Level  Level
+	Policy Policy
+	// Group is the subject's compatibilityGroup (a metadata property name), or empty.
+	Group    string
+	Proposed *schema.Schema
+	// ProposedMetadata are the proposed schema's metadata properties.
+	ProposedMetadata map[string]string
+	// Previous are the earlier versions, oldest first, soft-deleted ones already left out.
+	Previous []Version
 }
 
 // Check judges proposed against the earlier versions (oldest first, soft-deleted ones already
@@ -116,23 +172,71 @@ type Result struct {
 // levels compare with the latest version only, transitive ones with every version newest first,
 // stopping at the first failing version.
 func Check(level Level, policy Policy, proposed *schema.Schema, previous []Version) Result {
-	res := Result{Compatible: true, Level: level, Incompatibilities: []Incompatibility{}, Compared: []int{}}
-	if level == None || len(previous) == 0 {
+	return Evaluate(Request{Level: level, Policy: policy, Proposed: proposed, Previous: previous})
+}
+
+// Evaluate is Check with the whole of SR's recipe (compatibility.md §5): the versions are first
+// filtered by compatibilityGroup, then the level picks the latest or every one; each is checked
+// natively and, under LOGICAL, by the Flink and Iceberg v2 rules.
+//
+// Under LOGICAL a proposed schema without a logical type is rejected even under NONE or as a
+// first version: SR rejects it at conversion, and the reference does not say the level or an
+// empty history spares it (the stricter reading).
+func Evaluate(req Request) Result {
+	res := Result{Compatible: true, Level: req.Level, Policy: req.Policy, Incompatibilities: []Incompatibility{}, Compared: []int{}}
+	if res.Policy == "" {
+		res.Policy = Strict
+	}
+	previous := req.Previous
+	if req.Group != "" {
+		previous, res.Group = filterGroup(req.Group, req.ProposedMetadata, previous)
+	}
+	var proposedLT LType
+	logical := req.Policy == Logical
+	if logical {
+		var err error
+		proposedLT, err = ToLogical(req.Proposed)
+		switch {
+		case errors.Is(err, ErrLogicalNotReproduced):
+			logical, res.LogicalNotReproduced = false, "compatibilityPolicy LOGICAL: "+err.Error()+"; only the native (STRICT) check ran"
+		case err != nil:
+			res.Compatible = false
+			res.Incompatibilities = []Incompatibility{{Type: LogicalUnconvertible, Path: "#",
+				Message: fmt.Sprintf("%s: compatibilityPolicy LOGICAL rejects a schema without a logical type: %v", LogicalUnconvertible, err)}}
+			return res
+		}
+	}
+	if req.Level == None || len(previous) == 0 {
 		return res
 	}
 	targets := previous
-	if !level.Transitive() {
+	if !req.Level.Transitive() {
 		targets = previous[len(previous)-1:]
 	}
 	for i := len(targets) - 1; i >= 0; i-- {
 		old := targets[i]
 		res.Compared = append(res.Compared, old.Version)
 		var found []Incompatibility
-		if level.backward() {
-			found = append(found, Pair(old.Schema, proposed, NewReadsOld, policy)...)
+		if req.Level.backward() {
+			found = append(found, Pair(old.Schema, req.Proposed, NewReadsOld, req.Policy)...)
 		}
-		if level.forward() {
-			found = append(found, Pair(old.Schema, proposed, OldReadsNew, policy)...)
+		if req.Level.forward() {
+			found = append(found, Pair(old.Schema, req.Proposed, OldReadsNew, req.Policy)...)
+		}
+		if len(found) == 0 && logical {
+			// LOGICAL is additive: it runs only once the native check passed.
+			oldLT, err := ToLogical(old.Schema)
+			if err != nil {
+				res.LogicalSkipped = append(res.LogicalSkipped, SkippedVersion{Version: old.Version, Reason: "no logical type: " + err.Error()})
+			} else {
+				name := fmt.Sprintf("version %d", old.Version)
+				if req.Level.backward() {
+					found = append(found, LogicalPair(oldLT, proposedLT, name, NewReadsOld)...)
+				}
+				if req.Level.forward() {
+					found = append(found, LogicalPair(oldLT, proposedLT, name, OldReadsNew)...)
+				}
+			}
 		}
 		if len(found) > 0 {
 			for j := range found {
@@ -144,6 +248,35 @@ func Check(level Level, policy Policy, proposed *schema.Schema, previous []Versi
 		}
 	}
 	return res
+}
+
+// filterGroup keeps the versions whose metadata property equals the proposed schema's value
+// (AbstractSchemaRegistry's compatibilityGroup). A version without the property is outside any
+// group with a value. When the proposed schema has no value the reference is silent; nothing is
+// filtered then, the stricter reading: for the plain levels it is the same version SR compares
+// when the new schema inherits the latest version's metadata, and transitive levels compare a
+// superset of any group.
+func filterGroup(property string, proposed map[string]string, previous []Version) ([]Version, *GroupFilter) {
+	g := &GroupFilter{Property: property, Kept: []int{}, Excluded: []int{}}
+	g.Value, g.ValueSet = proposed[property]
+	if !g.ValueSet {
+		for _, v := range previous {
+			g.Kept = append(g.Kept, v.Version)
+		}
+		g.Note = fmt.Sprintf("the proposed schema has no metadata property %q, so no version was left out (give its metadata to compare within its group)", property)
+		return previous, g
+	}
+	var kept []Version
+	for _, v := range previous {
+		if val, ok := v.Metadata[property]; ok && val == g.Value {
+			kept = append(kept, v)
+			g.Kept = append(g.Kept, v.Version)
+		} else {
+			g.Excluded = append(g.Excluded, v.Version)
+		}
+	}
+	g.Note = fmt.Sprintf("only versions whose metadata property %q is %q were eligible for comparison", property, g.Value)
+	return kept, g
 }
 
 // Pair checks one direction between two versions. NewReadsOld is SR's

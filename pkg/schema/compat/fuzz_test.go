@@ -20,9 +20,17 @@ func fuzzPair(f *testing.F, format schema.Format, seeds [][2]string) {
 			return
 		}
 		for _, l := range []compat.Level{compat.Full, compat.FullTransitive} {
-			res := compat.Check(l, compat.Strict, nw, []compat.Version{{Version: 1, Schema: old}})
-			if !res.Compatible && len(res.Incompatibilities) == 0 {
-				t.Fatal("incompatible without a reason")
+			for _, p := range []compat.Policy{compat.Strict, compat.Logical} {
+				res := compat.Check(l, p, nw, []compat.Version{{Version: 1, Schema: old}})
+				if !res.Compatible && len(res.Incompatibilities) == 0 {
+					t.Fatalf("incompatible without a reason under %s", p)
+				}
+			}
+		}
+		// LOGICAL judges a convertible schema compatible with itself in both modes.
+		if _, err := compat.ToLogical(old); err == nil {
+			if res := compat.Check(compat.Full, compat.Logical, old, []compat.Version{{Version: 1, Schema: old}}); !res.Compatible {
+				t.Fatalf("not LOGICAL-compatible with itself: %+v", res.Incompatibilities)
 			}
 		}
 		if res := compat.Check(compat.Full, compat.Strict, old, []compat.Version{{Version: 1, Schema: old}}); !res.Compatible {
@@ -45,6 +53,13 @@ func FuzzCompatAvro(f *testing.F) {
 		{`{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}`, `{"type":"record","name":"R","fields":[{"name":"a","type":["null","long"],"default":null}]}`},
 		{`{"type":"record","name":"L","fields":[{"name":"n","type":["null","L"],"default":null}]}`, `{"type":"record","name":"L","fields":[{"name":"n","type":["null","L"],"default":null},{"name":"v","type":"int","default":0}]}`},
 		{`{"type":"enum","name":"E","symbols":["A","B"]}`, `{"type":"enum","name":"E","symbols":["A"],"default":"A"}`},
+		// Logical types, maps, arrays, nested records and unions for the LOGICAL conversion.
+		{`{"type":"record","name":"R","fields":[{"name":"m","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},{"name":"t","type":{"type":"long","logicalType":"timestamp-millis"}}]}`,
+			`{"type":"record","name":"R","fields":[{"name":"t","type":["null",{"type":"long","logicalType":"timestamp-micros"}],"default":null},{"name":"m","type":{"type":"fixed","name":"D","size":8,"logicalType":"decimal","precision":12,"scale":2}}]}`},
+		{`{"type":"record","name":"R","fields":[{"name":"xs","type":{"type":"map","values":{"type":"array","items":["null","int"]}}},{"name":"n","type":{"type":"record","name":"N","fields":[{"name":"a","type":"string","default":""}]}}]}`,
+			`{"type":"record","name":"R","fields":[{"name":"xs","type":{"type":"map","values":{"type":"array","items":"long"}}},{"name":"n","type":{"type":"record","name":"N","fields":[{"name":"b","type":"string","aliases":["a"]}]}}]}`},
+		{`{"type":"record","name":"R","fields":[{"name":"u","type":["string","int"]},{"name":"d","type":{"type":"int","logicalType":"date"}}]}`,
+			`{"type":"record","name":"R","fields":[{"name":"d","type":{"type":"int","logicalType":"date"}},{"name":"id","type":{"type":"string","logicalType":"uuid"}}]}`},
 	})
 }
 
@@ -52,5 +67,7 @@ func FuzzCompatProtobuf(f *testing.F) {
 	fuzzPair(f, schema.Protobuf, [][2]string{
 		{`syntax="proto3"; message M { int32 a = 1; oneof o { string s = 2; } }`, `syntax="proto3"; message M { int64 a = 1; oneof o { string s = 2; bytes b = 3; } message N { M m = 1; } }`},
 		{`syntax="proto3"; message M { map<string,M> m = 1; }`, `syntax="proto3"; message M { map<string,int32> m = 1; }`},
+		{`syntax="proto3"; message M { map<int32,string> m = 1; optional uint64 u = 2; repeated N ns = 3; } message N { optional int32 x = 1; }`,
+			`syntax="proto3"; message M { map<int64,string> m = 1; fixed64 u = 2; repeated N ns = 3; } message N { int32 x = 1; }`},
 	})
 }
