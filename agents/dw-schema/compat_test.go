@@ -86,6 +86,26 @@ func TestCheckCompatibilityOfflineWithGroupAndLogical(t *testing.T) {
 	}
 }
 
+// The CI gate takes the proposed schema's metadata too: v12 declared as a new major version is
+// compared with no earlier version, so the registry would accept it — and the gate still blocks it
+// for the statement pinned to v11 that sums the removed field.
+func TestCheckSchemaChangeAppliesTheCompatibilityGroup(t *testing.T) {
+	_, _, tl := story(t)
+	var g checkSchemaChangeResult
+	call(t, tl["check_schema_change"], map[string]any{"subject": "api-usage-value", "schema_file": v12File,
+		"earlier_versions":    []any{map[string]any{"version": 11, "file": v11File}},
+		"compatibility_group": majorProp,
+		"earlier_metadata":    []any{map[string]any{"version": 11, "properties": map[string]string{majorProp: "1"}}},
+		"metadata":            map[string]string{majorProp: "2"},
+	}, &g)
+	if !g.Compatible || len(g.ComparedVersions) != 0 || g.CompatibilityGroup == nil || !slices.Equal(g.CompatibilityGroup.Excluded, []int{11}) {
+		t.Fatalf("compared=%v group=%+v compatible=%v", g.ComparedVersions, g.CompatibilityGroup, g.Compatible)
+	}
+	if !g.Failed || len(g.Blocking) == 0 {
+		t.Fatalf("the gate let v12 through: %+v", g.Decision)
+	}
+}
+
 // JSON Schema's logical conversion is not in the reference: under LOGICAL the native verdict
 // stands and the result says the logical part was not reproduced.
 func TestCheckCompatibilityNamesLogicalNotReproducedForJSONSchema(t *testing.T) {

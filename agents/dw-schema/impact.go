@@ -106,16 +106,19 @@ func assessImpact(d *deps) mcpkit.Tool {
 }
 
 type checkSchemaChangeParams struct {
-	Subject             string           `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
-	Schema              string           `json:"schema,omitempty" jsonschema:"The proposed schema text"`
-	SchemaFile          string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
-	SchemaType          string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
-	Level               string           `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
-	Policy              string           `json:"policy,omitempty" jsonschema:"STRICT (default) or LENIENT"`
-	EarlierVersions     []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to run without a registry"`
-	BlockOn             []string         `json:"block_on,omitempty" jsonschema:"Severities of broken readers that block: low, medium, high, critical (default high and critical)"`
-	AllowIncompatible   bool             `json:"allow_incompatible,omitempty" jsonschema:"Let a change the registry would refuse pass the gate"`
-	AllowUnknownLineage bool             `json:"allow_unknown_lineage,omitempty" jsonschema:"Let the change pass when the context graph does not know the subject (by default that blocks)"`
+	Subject             string            `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
+	Schema              string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
+	SchemaFile          string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
+	SchemaType          string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	Level               string            `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
+	Policy              string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
+	Metadata            map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties: with a compatibilityGroup only versions with the same value are compared"`
+	EarlierVersions     []earlierVersion  `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to run without a registry"`
+	Group               string            `json:"compatibility_group,omitempty" jsonschema:"Offline only: the subject's compatibilityGroup (a metadata property name)"`
+	EarlierMetadata     []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group"`
+	BlockOn             []string          `json:"block_on,omitempty" jsonschema:"Severities of broken readers that block: low, medium, high, critical (default high and critical)"`
+	AllowIncompatible   bool              `json:"allow_incompatible,omitempty" jsonschema:"Let a change the registry would refuse pass the gate"`
+	AllowUnknownLineage bool              `json:"allow_unknown_lineage,omitempty" jsonschema:"Let the change pass when the context graph does not know the subject (by default that blocks)"`
 }
 
 type checkSchemaChangeResult struct {
@@ -125,8 +128,11 @@ type checkSchemaChangeResult struct {
 	LevelSource       string                   `json:"level_source"`
 	Compatible        bool                     `json:"compatible"`
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
-	Registry          registryView             `json:"registry"`
-	Impact            impact.Assessment        `json:"impact"`
+	// ComparedVersions and CompatibilityGroup say which earlier versions the verdict compared.
+	ComparedVersions   []int               `json:"compared_versions"`
+	CompatibilityGroup *compat.GroupFilter `json:"compatibility_group,omitempty"`
+	Registry           registryView        `json:"registry"`
+	Impact             impact.Assessment   `json:"impact"`
 	// NotReproduced names the parts of the subject's rule this verdict does not reproduce.
 	NotReproduced []string `json:"not_reproduced,omitempty"`
 }
@@ -144,7 +150,8 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			if !in.given() {
 				return checkSchemaChangeResult{}, fmt.Errorf("give the proposed schema as schema (text) or schema_file (a path)")
 			}
-			j, err := d.judge(ctx, p.Subject, in, p.Level, p.Policy, p.EarlierVersions)
+			j, err := d.judgeGroup(ctx, p.Subject, in, p.Level, p.Policy, p.EarlierVersions,
+				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata})
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
@@ -155,7 +162,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 					Decision: gate.Decision{Verdict: "compatible and safe", BlockOn: blockOn, Blocking: []impact.Reader{},
 						Reasons: append([]string{"first version of " + j.subj.Name + ": no earlier version to be compatible with, so no reader of an earlier version can break (lineage not looked up)"}, j.subj.NotReproduced...)},
 					Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource, Compatible: true,
-					Incompatibilities: []compat.Incompatibility{}, Registry: j.registry, NotReproduced: j.subj.NotReproduced,
+					Incompatibilities: []compat.Incompatibility{}, ComparedVersions: []int{}, Registry: j.registry, NotReproduced: j.subj.NotReproduced,
 					Impact: impact.Assessment{Subject: j.subj.Name, Changes: []schema.Change{}, Readers: []impact.Reader{}, Compatible: true,
 						Verdict: "compatible and safe", LineageKnown: false,
 						Notes: []string{"first version: the context graph was not consulted, there is no earlier version whose readers could break"}}}, nil
@@ -169,6 +176,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			dec := gate.Decide(gate.Policy{BlockOn: blockOn, AllowIncompatible: p.AllowIncompatible, AllowUnknownLineage: p.AllowUnknownLineage}, j.result, reg, &a)
 			dec.Reasons = append(dec.Reasons, j.subj.NotReproduced...)
 			return checkSchemaChangeResult{Decision: dec, Subject: j.subj.Name, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
-				Compatible: j.result.Compatible, Incompatibilities: j.result.Incompatibilities, Registry: j.registry, Impact: a, NotReproduced: j.subj.NotReproduced}, nil
+				Compatible: j.result.Compatible, Incompatibilities: j.result.Incompatibilities, ComparedVersions: j.result.Compared, CompatibilityGroup: j.result.Group,
+				Registry: j.registry, Impact: a, NotReproduced: j.subj.NotReproduced}, nil
 		})
 }
