@@ -19,9 +19,10 @@ import (
 )
 
 // The human side: subcommands a named approver runs in a terminal. None of this is an MCP tool, so
-// no agent can approve, reject, stop, resume or set a person's severity.
+// no agent can approve, reject, stop, resume, settle an action or set a person's severity.
 func humanCommands() map[string]mcpkit.Command {
 	return map[string]mcpkit.Command{
+		"actions":   actionsCommand,
 		"approvals": approvalsCommand,
 		"console":   consoleCommand,
 		"severity":  severityCommand,

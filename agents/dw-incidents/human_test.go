@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
@@ -20,7 +21,12 @@ func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToSt
 // subcommands (exactly what main runs) with DW_APPROVER_TOKEN as given.
 func approvalWorld(t *testing.T) func(token, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	dir := t.TempDir()
+	return approvalWorldIn(t, t.TempDir())
+}
+
+// approvalWorldIn is approvalWorld with the store at dir/dw.db.
+func approvalWorldIn(t *testing.T, dir string) func(token, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	cfg := filepath.Join(dir, "dw.yaml")
 	os.WriteFile(cfg, []byte(`store:
   path: `+filepath.Join(dir, "dw.db")+`
@@ -110,7 +116,7 @@ func TestOnlyAnAuthenticatedApproverStopsAndResumes(t *testing.T) {
 func TestNoToolCanApproveStopOrChangeAutonomy(t *testing.T) {
 	for _, tl := range tools(nil) {
 		n := tl.Def.Name
-		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity"} {
+		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity", "settle"} {
 			if strings.Contains(n, banned) {
 				t.Errorf("tool %s looks like it could %s; that must stay a human command", n, banned)
 			}
@@ -150,5 +156,52 @@ func TestOnlyAnAuthenticatedApproverSetsAPersonsSeverity(t *testing.T) {
 	}
 	if strings.Contains(out, "s3cret-platform") {
 		t.Fatal("a token leaked into tool output")
+	}
+}
+
+// An action a crashed process left running is listed for approvers and settled only by one of them,
+// with the token; the outcome lands on the action and the incident's timeline.
+func TestAnApproverSettlesAnInterruptedAction(t *testing.T) {
+	dir := t.TempDir()
+	run := approvalWorldIn(t, dir)
+	if code, out, errOut := run("", "", "call", "open_incident", `{"asset":"warehouse:sqlite/main.usage_hourly","failure_mode":"null_rate","summary":"egress_bytes null"}`); code != 0 {
+		t.Fatalf("open_incident: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := run("", "", "call", "request_approval", `{"incident_id":1,"proposals":[{"class":"trigger_job","target":"job:airflow/sync_metered_usage_to_stripe","title":"Re-send today","payload":{"dag_id":"sync_metered_usage_to_stripe"}}]}`); code != 0 {
+		t.Fatalf("request_approval: %d %s %s", code, out, errOut)
+	}
+	// What a process that died between dispatch and recording leaves behind.
+	code, out, errOut := run("", "", "actions", "interrupted")
+	if code != 0 || !strings.Contains(out, "no interrupted actions") {
+		t.Fatalf("interrupted on an empty store: %d %q %q", code, out, errOut)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(dir, "dw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.DB.Exec(`INSERT INTO actions (request_id, incident_id, class, target, payload, approved_by, status, started_at, finished_at)
+		VALUES (1, 1, 'trigger_job', 'job:airflow/sync_metered_usage_to_stripe', '{"dag_id":"sync_metered_usage_to_stripe"}', 'platform-owner', 'running', '2026-11-29T15:00:00Z', '2026-11-29T15:00:00Z')`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run("", "", "actions", "interrupted"); code != 0 || !strings.Contains(out, "#1") || !strings.Contains(out, "trigger_job") {
+		t.Fatalf("interrupted: %d %q", code, out)
+	}
+	if code, _, errOut := run("wrong", "", "actions", "settle", "1", "failed", "--as", "platform-owner", "--reason", "no run in Airflow"); code != mcpkit.ExitToolError || !strings.Contains(errOut, "wrong token") {
+		t.Fatalf("a wrong token settled it: %d %q", code, errOut)
+	}
+	if code, _, _ := run("s3cret-platform", "", "actions", "settle", "1", "failed", "--as", "platform-owner"); code != mcpkit.ExitUsage {
+		t.Fatalf("settled without a reason: %d", code)
+	}
+	code, out, errOut = run("s3cret-platform", "", "actions", "settle", "1", "failed", "--as", "platform-owner", "--reason", "no run in Airflow")
+	if code != 0 || !strings.Contains(out, "settled as failed by platform-owner") {
+		t.Fatalf("settle: %d %q %q", code, out, errOut)
+	}
+	var status, detail string
+	if err := st.DB.QueryRow(`SELECT status FROM actions WHERE id = 1`).Scan(&status); err != nil || status != "failed" {
+		t.Fatalf("action status %q (%v)", status, err)
+	}
+	if err := st.DB.QueryRow(`SELECT detail FROM incident_events WHERE incident_id = 1 AND kind = 'action' ORDER BY id DESC LIMIT 1`).Scan(&detail); err != nil || !strings.Contains(detail, "settled as failed: no run in Airflow") {
+		t.Fatalf("incident event %q (%v)", detail, err)
 	}
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/remediation"
+)
+
+const actionsUsage = `usage:
+  dw-incidents actions interrupted
+  dw-incidents actions settle ID succeeded|failed --as NAME --reason TEXT [--token-file FILE]
+An action stays "running" when the process that dispatched it stopped before recording the outcome;
+it blocks its approval or plan step until an approver checks the target system and settles it.
+Settling as failed lets the approved action run again on the next remediate; nothing runs now.
+The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 must match the config.
+`
+
+// actionsCommand lists and settles interrupted actions: a person's word on what the target system
+// shows, never an MCP tool.
+func actionsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdio.Err, actionsUsage)
+		return mcpkit.ExitUsage
+	}
+	svc, err := approvalService(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	exec := executor(st, env, svc)
+	switch args[0] {
+	case "interrupted":
+		if len(args) > 1 {
+			fmt.Fprint(stdio.Err, actionsUsage)
+			return mcpkit.ExitUsage
+		}
+		list, err := exec.Interrupted(ctx)
+		if err != nil {
+			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+			return mcpkit.ExitToolError
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(stdio.Out, "no interrupted actions")
+			return mcpkit.ExitOK
+		}
+		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACTION\tINCIDENT\tCLASS\tTARGET\tSTARTED\tAUTHORITY")
+		for _, a := range list {
+			fmt.Fprintf(tw, "#%d\t#%d\t%s\t%s\t%s\t%s\n", a.ID, a.IncidentID, a.Class, a.Target, a.StartedAt.Format(time.RFC3339), a.Authority)
+		}
+		if err := tw.Flush(); err != nil {
+			return mcpkit.ExitToolError
+		}
+		return mcpkit.ExitOK
+	case "settle":
+		return settleCommand(ctx, env, svc, exec, args[1:], stdio)
+	}
+	fmt.Fprint(stdio.Err, actionsUsage)
+	return mcpkit.ExitUsage
+}
+
+func settleCommand(ctx context.Context, env *mcpkit.Env, svc *approvals.Service, exec *remediation.Executor, args []string, stdio mcpkit.IO) int {
+	id, rest, err := leadingID(args)
+	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		fmt.Fprint(stdio.Err, actionsUsage)
+		return mcpkit.ExitUsage
+	}
+	outcome, rest := rest[0], rest[1:]
+	fs := flag.NewFlagSet("actions settle", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	as := fs.String("as", "", "your approver name, as in the config")
+	reason := fs.String("reason", "", "what the target system shows (recorded on the action)")
+	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
+	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" || strings.TrimSpace(*reason) == "" {
+		fmt.Fprint(stdio.Err, actionsUsage)
+		return mcpkit.ExitUsage
+	}
+	token, err := readToken(*tokenFile, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	if err := svc.Authenticate(*as, token); err != nil {
+		fmt.Fprintf(stdio.Err, "dw-incidents: %v: %v\n", approvals.ErrNotAuthorized, err)
+		return mcpkit.ExitToolError
+	}
+	a, err := exec.Settle(ctx, id, outcome, *as, *reason)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitToolError
+	}
+	if a.IncidentID != 0 {
+		if incs, err := incidentStore(ctx, env); err == nil {
+			_ = incs.AddEvent(ctx, a.IncidentID, "action", *as, fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, *reason))
+		}
+	}
+	fmt.Fprintf(stdio.Out, "action #%d (%s on %s) settled as %s by %s\n", a.ID, a.Class, a.Target, a.Status, *as)
+	return mcpkit.ExitOK
+}
