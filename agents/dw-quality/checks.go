@@ -29,7 +29,7 @@ type runQualityCheckParams struct {
 }
 
 func runQualityCheck(d *deps) mcpkit.Tool {
-	return mcpkit.Read("run_quality_check",
+	return mcpkit.Write("run_quality_check",
 		"Check a warehouse table over a window (default today) for null rate per column, volume (rows, rows per hour), key uniqueness, "+
 			"freshness and custom SQL rules, each against a baseline learnt from earlier checks. Every result gives the value, baseline, "+
 			"expected range, status, a one-sentence why, the SQL that ran and sample offending rows. Records the run; a failure can open an incident.",

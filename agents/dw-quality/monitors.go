@@ -41,7 +41,7 @@ type runMonitorsResult struct {
 }
 
 func runMonitors(d *deps) mcpkit.Tool {
-	return mcpkit.Read("run_monitors",
+	return mcpkit.Write("run_monitors",
 		"Run the quality monitors declared in the config (monitors:) whose cron schedule says they are due, or all with force. "+
 			"Each runs like run_quality_check and is recorded; failed is true when any monitor fails or cannot run, so "+
 			"`dw-quality call run_monitors` exits 1 in cron or CI.",
