@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -112,9 +111,17 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 			start = append(start, req.Asset.Field(f))
 		}
 	}
-	lin, err := g.Traverse(ctx, start, TraverseOptions{Direction: Downstream, MaxDepth: req.MaxDepth, IncludeStale: req.IncludeStale, SkipHops: true})
+	opt, err := normalize(start, TraverseOptions{Direction: Downstream, MaxDepth: req.MaxDepth, IncludeStale: req.IncludeStale, SkipHops: true})
 	if err != nil {
 		return BlastRadius{}, err
+	}
+	lin, nodeIDs, err := g.traverse(ctx, start, opt)
+	if err != nil {
+		return BlastRadius{}, err
+	}
+	idOf := make(map[URN]int64, len(nodeIDs))
+	for i, n := range lin.Nodes {
+		idOf[n.Node.Asset] = nodeIDs[i]
 	}
 	br := BlastRadius{Start: start, ChangeType: req.ChangeType, Truncated: lin.Truncated, ComputedAt: now,
 		FieldLevel: []Impact{}, TableLevel: []Impact{}, BySystem: []SystemGroup{}, Owners: []OwnerNotice{},
@@ -139,7 +146,7 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 			im.Fields = append(im.Fields, n.Node.Path)
 		}
 	}
-	assets, err := g.assetsByURN(ctx, order)
+	assets, err := g.claimedAssets(ctx, order, idOf)
 	if err != nil {
 		return BlastRadius{}, err
 	}
@@ -206,31 +213,23 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	return br, nil
 }
 
-func (g *Graph) assetsByURN(ctx context.Context, urns []URN) (map[URN]*Asset, error) {
-	list, _ := json.Marshal(urns)
-	rows, err := g.st.DB.QueryContext(ctx, `SELECT id FROM graph_assets WHERE urn IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("graph: find assets: %w", err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
+// claimedAssets merges the claims of the given assets, whose row ids the traversal returned (so no
+// URN is looked up again). FirstSeen is left unset: an impact does not report it.
+func (g *Graph) claimedAssets(ctx context.Context, urns []URN, idOf map[URN]int64) (map[URN]*Asset, error) {
+	byID := make(map[int64]*Asset, len(urns))
+	ids := make([]int64, 0, len(urns))
+	for _, u := range urns {
+		id := idOf[u]
+		byID[id] = &Asset{URN: u, System: u.System(), Referenced: true}
 		ids = append(ids, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if len(ids) > 0 {
+		if err := g.loadClaims(ctx, jsonIDs(ids), byID, false); err != nil {
+			return nil, err
+		}
 	}
-	m, err := g.loadAssets(ctx, ids, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[URN]*Asset, len(m))
-	for _, a := range m {
+	out := make(map[URN]*Asset, len(byID))
+	for _, a := range byID {
 		out[a.URN] = a
 	}
 	return out, nil

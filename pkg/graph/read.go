@@ -346,11 +346,20 @@ func (g *Graph) loadAssets(ctx context.Context, ids []int64, withFields bool) (m
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = g.st.DB.QueryContext(ctx, `SELECT asset_id, source, kind, name, description, owners, domain, tags, criticality,
+	if err := g.loadClaims(ctx, list, out, withFields); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// loadClaims merges into out (by asset id; list is its ids as a JSON array) every claim, and
+// optionally every field, of those assets, then finishes them.
+func (g *Graph) loadClaims(ctx context.Context, list string, out map[int64]*Asset, withFields bool) error {
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT asset_id, source, kind, name, description, owners, domain, tags, criticality,
 		schedule, attrs, observed_at, stale FROM graph_asset_claims WHERE asset_id IN (SELECT value FROM json_each(?))
 		ORDER BY asset_id, observed_at DESC, source`, list)
 	if err != nil {
-		return nil, fmt.Errorf("graph: load claims: %w", err)
+		return fmt.Errorf("graph: load claims: %w", err)
 	}
 	for rows.Next() {
 		var id int64
@@ -358,7 +367,7 @@ func (g *Graph) loadAssets(ctx context.Context, ids []int64, withFields bool) (m
 		if err := rows.Scan(&id, &c.source, &c.kind, &c.name, &c.description, &c.owners, &c.domain, &c.tags, &c.criticality,
 			&c.schedule, &c.attrs, &c.observed, &c.stale); err != nil {
 			rows.Close()
-			return nil, err
+			return err
 		}
 		if a := out[id]; a != nil {
 			a.merge(c)
@@ -366,17 +375,17 @@ func (g *Graph) loadAssets(ctx context.Context, ids []int64, withFields bool) (m
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if withFields {
 		if err := g.loadFields(ctx, list, out); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, a := range out {
 		a.finish()
 	}
-	return out, nil
+	return nil
 }
 
 func jsonIDs(ids []int64) string {

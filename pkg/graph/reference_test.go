@@ -1,12 +1,15 @@
 package graph
 
 // The reference traversal: the rules of Traverse applied to an in-memory adjacency. It is the
-// baseline of BenchmarkTraversal and the oracle of TestSQLTraversalMatchesTheReference.
+// baseline of BenchmarkTraversal and the oracle of TestTraversalMatchesTheReference.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,27 +112,48 @@ func referenceBFS(adj map[int64][]adjEdge, start nodeKey, maxDepth int) map[node
 	return depth
 }
 
-// The SQL walk and the reference walk agree on random graphs with cycles, mixed field and table
-// edges, field-preserving kinds and stale edges, in both directions.
-func TestSQLTraversalMatchesTheReference(t *testing.T) {
+// Both walks (in memory and in SQL) agree with the reference walk on random graphs with cycles,
+// mixed field and table edges, field-preserving kinds, case variants of a field, two sources of
+// evidence and stale edges, in both directions; and with each other on everything they return:
+// order, Via, spelling, hops with their evidence, the Systems filter and both kinds of truncation.
+func TestTraversalMatchesTheReference(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(7))
 	kinds := []EdgeKind{EdgeIdentity, EdgeAggregation, EdgeReads, EdgeMaterializes, EdgeSchemaOf, EdgeFilter}
 	for round := 0; round < 4; round++ {
 		g := newGraph(t, time.Now())
 		const n = 40
-		urn := func(i int) URN { return URN(fmt.Sprintf("kafka:topic/t%d", i)) }
-		field := func() string { return []string{"", "a", "B", "c"}[rng.Intn(4)] }
-		var edges []Edge
+		urn := func(i int) URN {
+			if i%3 == 0 {
+				return URN(fmt.Sprintf("warehouse:db/T%d", i))
+			}
+			return URN(fmt.Sprintf("kafka:topic/t%d", i))
+		}
+		field := func() string { return []string{"", "a", "B", "b", "c"}[rng.Intn(5)] }
+		var edges, other []Edge
 		for i := 0; i < 120; i++ {
 			a, b := rng.Intn(n), rng.Intn(n)
 			if a == b {
 				continue
 			}
-			e := Edge{From: FieldRef{Asset: urn(a), Path: field()}, To: FieldRef{Asset: urn(b), Path: field()}, Kind: kinds[rng.Intn(len(kinds))]}
+			e := Edge{From: FieldRef{Asset: urn(a), Path: field()}, To: FieldRef{Asset: urn(b), Path: field()}, Kind: kinds[rng.Intn(len(kinds))],
+				Transformation: fmt.Sprintf("expr %d", i)}
 			edges = append(edges, e)
+			if rng.Intn(4) == 0 {
+				e.Transformation = "as seen by s3"
+				other = append(other, e) // the same edge asserted by another source: two evidence rows
+			}
 		}
 		mustImport(t, g, Batch{Source: "s1", Edges: edges})
+		mustImport(t, g, Batch{Source: "s3", Edges: other})
+		// Claims for the blast radius to merge: owners, tags, criticality, a schedule.
+		mustImport(t, g, Batch{Source: "catalog", Assets: []Asset{
+			{URN: urn(1), Owners: []string{"team-a"}, Tags: []string{TagPII}, Criticality: "high"},
+			{URN: urn(2), Owners: []string{"team-b"}, Schedule: "@daily"},
+			{URN: urn(3), Kind: KindWarehouseTable, Name: "three", Owners: []string{"team-a"}},
+		}})
+		sqlOnly := New(g.st, g.now)
+		sqlOnly.SetSnapshotLimit(-1)
 		// A second source whose edges then vanish: stale.
 		var gone []Edge
 		for i := 0; i < 20; i++ {
@@ -146,7 +170,7 @@ func TestSQLTraversalMatchesTheReference(t *testing.T) {
 				all := make([]int64, 0, n)
 				ids := map[int64]URN{}
 				for i := 0; i < n; i++ {
-					id, err := g.assetIDs(ctx, []FieldRef{{Asset: urn(i)}})
+					id, err := assetIDs(ctx, g.st.DB, []FieldRef{{Asset: urn(i)}})
 					if err != nil {
 						continue
 					}
@@ -157,28 +181,80 @@ func TestSQLTraversalMatchesTheReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, sid := range all[:10] {
-					for _, f := range []string{"", "a", "b"} {
-						want := referenceBFS(adj, nodeKey{id: sid, field: f}, 6)
-						skip := rng.Intn(2) == 0 // both SQL paths: nodes only, and nodes with hops
-						lin, err := g.Traverse(ctx, []FieldRef{{Asset: ids[sid], Path: f}}, TraverseOptions{Direction: dir, MaxDepth: 6, IncludeStale: stale, SkipHops: skip})
-						if err != nil {
-							t.Fatal(err)
-						}
-						got := map[string]int{}
-						for _, nd := range lin.Nodes {
-							got[string(nd.Node.Asset)+"#"+strings.ToLower(nd.Node.Path)] = nd.Depth
-						}
+					for _, f := range []string{"", "a", "b", "B"} {
+						start := []FieldRef{{Asset: ids[sid], Path: f}}
+						opt := TraverseOptions{Direction: dir, MaxDepth: 6, IncludeStale: stale, SkipHops: rng.Intn(2) == 0}
+						want := referenceBFS(adj, nodeKey{id: sid, field: strings.ToLower(f)}, 6)
 						wantS := map[string]int{}
 						for k, d := range want {
 							wantS[string(ids[k.id])+"#"+k.field] = d
 						}
-						if fmt.Sprint(got) != fmt.Sprint(wantS) {
-							t.Fatalf("round %d %s stale=%v from %s#%s:\nsql  %v\nref  %v", round, dir, stale, ids[sid], f, got, wantS)
+						mem, sql := bothWalks(t, g, start, opt)
+						got := map[string]int{}
+						for _, nd := range mem.Nodes {
+							got[string(nd.Node.Asset)+"#"+strings.ToLower(nd.Node.Path)] = nd.Depth
 						}
+						if fmt.Sprint(got) != fmt.Sprint(wantS) {
+							t.Fatalf("round %d %s stale=%v from %s#%s:\nmem  %v\nref  %v", round, dir, stale, ids[sid], f, got, wantS)
+						}
+						sameLineage(t, fmt.Sprintf("round %d %+v from %v", round, opt, start), mem, sql)
+						if dir == Downstream {
+							req := BlastRadiusRequest{Asset: ids[sid], IncludeStale: stale, MaxDepth: 6}
+							if f != "" {
+								req.Fields = []string{f}
+							}
+							a, errA := g.BlastRadius(ctx, req)
+							b, errB := sqlOnly.BlastRadius(ctx, req)
+							if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+								t.Fatalf("blast radius %+v differs:\nmemory %+v %v\nsql    %+v %v", req, a, errA, b, errB)
+							}
+						}
+
+						// The rest only compares the two walks: several starts (one repeated in
+						// another spelling), shallow depths, few hops, one system.
+						opt = TraverseOptions{Direction: dir, MaxDepth: 1 + rng.Intn(3), IncludeStale: stale, MaxHops: 1 + rng.Intn(30)}
+						if rng.Intn(2) == 0 {
+							opt.Systems = []string{"warehouse"}
+						}
+						other := ids[all[rng.Intn(len(all))]]
+						start = append(start, FieldRef{Asset: other, Path: "C"}, FieldRef{Asset: ids[sid], Path: strings.ToUpper(f)})
+						mem, sql = bothWalks(t, g, start, opt)
+						sameLineage(t, fmt.Sprintf("round %d %+v from %v", round, opt, start), mem, sql)
 					}
 				}
 			}
 		}
+	}
+}
+
+// bothWalks runs start through the in-memory walk and the SQL walk.
+func bothWalks(t *testing.T, g *Graph, start []FieldRef, opt TraverseOptions) (mem, sql Lineage) {
+	t.Helper()
+	ctx := context.Background()
+	opt, err := normalize(start, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, memIDs, ok, err := g.traverseMemory(ctx, start, opt)
+	if err != nil || !ok {
+		t.Fatalf("memory walk: ok=%v err=%v", ok, err)
+	}
+	sql, sqlIDs, err := g.traverseSQL(ctx, start, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(memIDs, sqlIDs) || len(memIDs) != len(mem.Nodes) {
+		t.Fatalf("node asset ids differ: memory %v, sql %v", memIDs, sqlIDs)
+	}
+	return mem, sql
+}
+
+func sameLineage(t *testing.T, what string, mem, sql Lineage) {
+	t.Helper()
+	if !reflect.DeepEqual(mem, sql) {
+		a, _ := json.MarshalIndent(mem, "", " ")
+		b, _ := json.MarshalIndent(sql, "", " ")
+		t.Fatalf("%s: the walks differ\nmemory: %s\nsql:    %s", what, a, b)
 	}
 }
 

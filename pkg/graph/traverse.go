@@ -2,6 +2,9 @@ package graph
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -84,11 +87,17 @@ func (g *Graph) Upstream(ctx context.Context, start []FieldRef, maxDepth int) (L
 }
 
 // assetIDs maps start refs to row ids; an unknown URN is a *NotFoundError.
-func (g *Graph) assetIDs(ctx context.Context, refs []FieldRef) ([]int64, error) {
+func assetIDs(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, refs []FieldRef) ([]int64, error) {
 	ids := make([]int64, len(refs))
 	for i, r := range refs {
-		if err := g.st.DB.QueryRowContext(ctx, `SELECT id FROM graph_assets WHERE urn = ?`, string(r.Asset)).Scan(&ids[i]); err != nil {
+		err := q.QueryRowContext(ctx, `SELECT id FROM graph_assets WHERE urn = ?`, string(r.Asset)).Scan(&ids[i])
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil, &NotFoundError{Name: string(r.Asset)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("graph: find %s: %w", r.Asset, err)
 		}
 	}
 	return ids, nil

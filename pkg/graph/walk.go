@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/store"
@@ -18,15 +18,39 @@ import (
 //     field-level edge from A to B is known (then we cannot tell which fields B reads);
 //   - from A as a whole, every edge out of A reaches its target as a whole.
 //
-// Field paths match case-insensitively (warehouses fold identifier case). The walk runs inside
-// SQLite, one INSERT … SELECT per BFS level into a connection's temporary tables, so edges never
-// cross into Go: only the reached nodes (and, for lineage, the followed hops) come back.
+// Field paths match case-insensitively (A–Z fold, as SQLite's lower(); warehouses fold identifier
+// case). The walk runs over an in-memory adjacency of the edge table that this process keeps per
+// store and reloads when the store's graph generation moves (see snapshot.go); evidence for the
+// followed hops is read from the store in one batched query. When the edge table is larger than the
+// Graph's snapshot limit the walk runs inside SQLite instead (traverseSQL). Both walks return the
+// same Lineage, to the order of nodes, hops and evidence.
 func (g *Graph) Traverse(ctx context.Context, start []FieldRef, opt TraverseOptions) (Lineage, error) {
+	opt, err := normalize(start, opt)
+	if err != nil {
+		return Lineage{}, err
+	}
+	lin, _, err := g.traverse(ctx, start, opt)
+	return lin, err
+}
+
+// traverse is Traverse for normalized options; it also returns the row id of each node's asset,
+// in the order of Lineage.Nodes, so callers can read the assets without looking their URNs up.
+func (g *Graph) traverse(ctx context.Context, start []FieldRef, opt TraverseOptions) (Lineage, []int64, error) {
+	if g.snapLimit > 0 {
+		lin, ids, ok, err := g.traverseMemory(ctx, start, opt)
+		if err != nil || ok {
+			return lin, ids, err
+		}
+	}
+	return g.traverseSQL(ctx, start, opt)
+}
+
+func normalize(start []FieldRef, opt TraverseOptions) (TraverseOptions, error) {
 	if opt.Direction == "" {
 		opt.Direction = Downstream
 	}
 	if opt.Direction != Downstream && opt.Direction != Upstream {
-		return Lineage{}, fmt.Errorf("direction %q: want downstream or upstream", opt.Direction)
+		return opt, fmt.Errorf("direction %q: want downstream or upstream", opt.Direction)
 	}
 	if opt.MaxDepth <= 0 {
 		opt.MaxDepth = DefaultMaxDepth
@@ -38,60 +62,69 @@ func (g *Graph) Traverse(ctx context.Context, start []FieldRef, opt TraverseOpti
 		opt.MaxHops = 10000
 	}
 	if len(start) == 0 {
-		return Lineage{}, fmt.Errorf("traverse: no start asset")
+		return opt, fmt.Errorf("traverse: no start asset")
 	}
-	ids, err := g.assetIDs(ctx, start)
+	return opt, nil
+}
+
+// traverseSQL is the walk inside SQLite: the fallback when the edge table is too large to hold in
+// memory. Within a level, nodes are expanded in the order they were reached and each node's edges
+// in the order (far end, near field, far field, kind, stale, row id), so which parent and which
+// spelling of a field reaches a node first is defined, and the in-memory walk repeats it exactly.
+func (g *Graph) traverseSQL(ctx context.Context, start []FieldRef, opt TraverseOptions) (Lineage, []int64, error) {
+	ids, err := assetIDs(ctx, g.st.DB, start)
 	if err != nil {
-		return Lineage{}, err
+		return Lineage{}, nil, err
 	}
 	conn, err := g.st.DB.Conn(ctx)
 	if err != nil {
-		return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+		return Lineage{}, nil, fmt.Errorf("graph: traverse: %w", err)
 	}
 	defer conn.Close()
 	w := &walker{conn: conn, opt: opt}
 	w.sql()
 	if err := w.reset(ctx); err != nil {
-		return Lineage{}, err
+		return Lineage{}, nil, err
 	}
 	// Leave the pooled connection's temporary table empty for its next user.
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DELETE FROM temp.dw_reach; DELETE FROM temp.dw_hops`)
 	for i, s := range start {
 		if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field) VALUES (?, ?, ?, 0, ?, ?)`,
-			ids[i], strings.ToLower(s.Path), s.Path, ids[i], strings.ToLower(s.Path)); err != nil {
-			return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+			ids[i], lowerASCII(s.Path), s.Path, ids[i], lowerASCII(s.Path)); err != nil {
+			return Lineage{}, nil, fmt.Errorf("graph: traverse: %w", err)
 		}
 	}
 	out := Lineage{Direction: opt.Direction, Start: start}
 	for depth := 1; ; depth++ {
 		if err := ctx.Err(); err != nil {
-			return Lineage{}, err
+			return Lineage{}, nil, err
 		}
 		if depth > opt.MaxDepth {
 			var more bool
 			if err := conn.QueryRowContext(ctx, w.moreQ, depth-1, opt.IncludeStale, opt.IncludeStale).Scan(&more); err != nil {
-				return Lineage{}, fmt.Errorf("graph: traverse: %w", err)
+				return Lineage{}, nil, fmt.Errorf("graph: traverse: %w", err)
 			}
 			out.Truncated = more
 			break
 		}
 		n, err := w.step(ctx, depth)
 		if err != nil {
-			return Lineage{}, fmt.Errorf("graph: traverse level %d: %w", depth, err)
+			return Lineage{}, nil, fmt.Errorf("graph: traverse level %d: %w", depth, err)
 		}
 		if n == 0 {
 			break
 		}
 	}
-	if err := w.nodes(ctx, &out); err != nil {
-		return Lineage{}, err
+	nodeIDs, err := w.nodes(ctx, &out)
+	if err != nil {
+		return Lineage{}, nil, err
 	}
 	if !opt.SkipHops {
 		if err := w.hops(ctx, &out); err != nil {
-			return Lineage{}, err
+			return Lineage{}, nil, err
 		}
 	}
-	return out, nil
+	return out, nodeIDs, nil
 }
 
 type walker struct {
@@ -137,14 +170,15 @@ func (w *walker) sql() {
 			AND x.%[1]s <> '' AND (x.stale = 0 OR ?))))`, w.nearF, w.near, w.far)
 	toField := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.field ELSE lower(e.%[2]s) END`, w.nearF, w.farF)
 	toDisp := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.disp ELSE e.%[2]s END`, w.nearF, w.farF)
+	order := fmt.Sprintf(`ORDER BY f.rowid, e.%s, e.%s, e.%s, e.kind, e.stale, e.id`, w.far, w.nearF, w.farF)
 	w.stepQ = fmt.Sprintf(`INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
 		SELECT e.%s, %s, %s, ?, f.id, f.field
 		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
-		WHERE f.depth = ? AND %s`, w.far, toField, toDisp, w.near, rule)
+		WHERE f.depth = ? AND %s %s`, w.far, toField, toDisp, w.near, rule, order)
 	w.hopStepQ = fmt.Sprintf(`INSERT INTO temp.dw_hops(from_id, from_field, to_id, to_field, to_disp, edge_id, depth)
 		SELECT f.id, f.field, e.%s, %s, %s, e.id, ?
 		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
-		WHERE f.depth = ? AND %s`, w.far, toField, toDisp, w.near, rule)
+		WHERE f.depth = ? AND %s %s`, w.far, toField, toDisp, w.near, rule, order)
 	w.hopReachQ = `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
 		SELECT to_id, to_field, to_disp, ?, from_id, from_field FROM temp.dw_hops WHERE depth = ? ORDER BY rowid`
 	// More lies beyond MaxDepth only when an edge the rules would follow reaches a node not yet seen.
@@ -183,29 +217,32 @@ type rnode struct {
 	disp string
 }
 
-func (w *walker) nodes(ctx context.Context, out *Lineage) error {
-	rows, err := w.conn.QueryContext(ctx, `SELECT a.urn, r.disp, r.depth, va.urn, v.disp
+func (w *walker) nodes(ctx context.Context, out *Lineage) ([]int64, error) {
+	rows, err := w.conn.QueryContext(ctx, `SELECT r.id, a.urn, r.disp, r.depth, va.urn, v.disp
 		FROM temp.dw_reach r JOIN graph_assets a ON a.id = r.id
 		JOIN temp.dw_reach v ON v.id = r.via_id AND v.field = r.via_field
 		JOIN graph_assets va ON va.id = v.id
 		WHERE r.depth > 0 ORDER BY r.depth, a.urn, r.field`)
 	if err != nil {
-		return fmt.Errorf("graph: traverse: %w", err)
+		return nil, fmt.Errorf("graph: traverse: %w", err)
 	}
 	defer rows.Close()
 	out.Nodes = []Reached{}
+	var ids []int64
 	for rows.Next() {
 		var n Reached
+		var id int64
 		var urn, via string
-		if err := rows.Scan(&urn, &n.Node.Path, &n.Depth, &via, &n.Via.Path); err != nil {
-			return err
+		if err := rows.Scan(&id, &urn, &n.Node.Path, &n.Depth, &via, &n.Via.Path); err != nil {
+			return nil, err
 		}
 		n.Node.Asset, n.Via.Asset = URN(urn), URN(via)
 		if w.keep(n.Node.Asset) {
 			out.Nodes = append(out.Nodes, n)
+			ids = append(ids, id)
 		}
 	}
-	return rows.Err()
+	return ids, rows.Err()
 }
 
 func (w *walker) keep(u URN) bool {
@@ -249,7 +286,7 @@ func (w *walker) hops(ctx context.Context, out *Lineage) error {
 			i = len(keys)
 			idx[k] = i
 			keys = append(keys, k)
-			depths = append(depths, depth+1)
+			depths = append(depths, depth) // the depth of the node the hop reaches
 			evs = append(evs, nil)
 		}
 		evs[i] = append(evs[i], ev)
@@ -277,19 +314,41 @@ func (w *walker) hops(ctx context.Context, out *Lineage) error {
 	if err := nrows.Err(); err != nil {
 		return err
 	}
+	groups := make([]hopGroup, len(keys))
 	for i, k := range keys {
-		from, to := names[[2]any{k.fromID, k.fromField}], names[[2]any{k.toID, k.toField}]
-		if !w.keep(to.urn) {
+		groups[i] = hopGroup{from: names[[2]any{k.fromID, k.fromField}], to: names[[2]any{k.toID, k.toField}],
+			kind: k.kind, depth: depths[i], evidence: evs[i]}
+	}
+	w.opt.finishHops(groups, out)
+	return nil
+}
+
+// hopGroup is one (from, to, kind) step of a walk with the evidence rows of every edge behind it, in
+// the order the walk followed them.
+type hopGroup struct {
+	from, to rnode
+	kind     string
+	depth    int
+	evidence []Evidence
+}
+
+// finishHops turns the groups into the reported hops, the same way for both walks: hops into
+// systems outside opt.Systems dropped, evidence by source, ends in the caller's direction.
+func (opt TraverseOptions) finishHops(groups []hopGroup, out *Lineage) {
+	out.Hops = slices.Grow(out.Hops, len(groups))
+	for _, gr := range groups {
+		if !(len(opt.Systems) == 0 || contains(opt.Systems, gr.to.urn.System())) {
 			continue
 		}
-		h := Hop{Depth: depths[i], From: FieldRef{Asset: from.urn, Path: from.disp}, To: FieldRef{Asset: to.urn, Path: to.disp},
-			Kind: EdgeKind(k.kind), System: to.urn.System(), Evidence: evs[i]}
-		sort.Slice(h.Evidence, func(a, b int) bool { return h.Evidence[a].Source < h.Evidence[b].Source })
-		if w.opt.Direction == Upstream {
+		h := Hop{Depth: gr.depth, From: FieldRef{Asset: gr.from.urn, Path: gr.from.disp}, To: FieldRef{Asset: gr.to.urn, Path: gr.to.disp},
+			Kind: EdgeKind(gr.kind), System: gr.to.urn.System(), Evidence: gr.evidence}
+		if len(h.Evidence) > 1 {
+			slices.SortStableFunc(h.Evidence, func(a, b Evidence) int { return strings.Compare(a.Source, b.Source) })
+		}
+		if opt.Direction == Upstream {
 			h.From, h.To = h.To, h.From
 			h.System = h.From.Asset.System()
 		}
 		out.Hops = append(out.Hops, h)
 	}
-	return nil
 }

@@ -21,6 +21,9 @@ type Graph struct {
 	now func() time.Time
 	// scanCap bounds the rows one Search or Neighbours call reads; past it the result says Truncated.
 	scanCap int
+	// snapLimit: the most edges a traversal may hold in memory (see SetSnapshotLimit); 0 or less
+	// walks in SQL.
+	snapLimit int
 }
 
 // New wraps an open store. now is the clock used for observed_at defaults and next-run times.
@@ -28,7 +31,7 @@ func New(st *store.Store, now func() time.Time) *Graph {
 	if now == nil {
 		now = time.Now
 	}
-	return &Graph{st: st, now: now, scanCap: 5000}
+	return &Graph{st: st, now: now, scanCap: 5000, snapLimit: DefaultSnapshotMaxEdges}
 }
 
 // Now is the graph's clock.
@@ -68,8 +71,13 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	var c Counts
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		c, err = markStale(ctx, tx, source, seen)
-		return err
+		if c, err = markStale(ctx, tx, source, seen); err != nil {
+			return err
+		}
+		if c.Edges > 0 {
+			return bumpGeneration(ctx, tx)
+		}
+		return nil
 	})
 	return c, err
 }
@@ -85,6 +93,10 @@ func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult
 	ts := store.Timestamp(at)
 	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		staleBefore, err := staleEdges(ctx, tx, b.Source)
+		if err != nil {
+			return err
+		}
 		ids := idCache{tx: tx, ids: map[URN]int64{}, ts: ts}
 		for _, a := range b.Assets {
 			id, err := ids.get(ctx, a.URN)
@@ -140,12 +152,22 @@ func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult
 				return fmt.Errorf("graph: upsert edge %s → %s: %w", e.From, e.To, err)
 			}
 		}
+		// New edges show in max(graph_edges.id); revived ones need the generation bumped.
+		staleAfter, err := staleEdges(ctx, tx, b.Source)
+		if err != nil {
+			return err
+		}
+		bump := staleAfter != staleBefore
 		if complete {
 			c, err := markStale(ctx, tx, b.Source, SeenOf(b))
 			if err != nil {
 				return err
 			}
 			res.Stale = c
+			bump = bump || c.Edges > 0
+		}
+		if bump {
+			return bumpGeneration(ctx, tx)
 		}
 		return nil
 	})
@@ -153,6 +175,24 @@ func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// staleEdges counts source's stale edges (through the partial index graph_edges_stale).
+func staleEdges(ctx context.Context, tx *sql.Tx, source string) (int64, error) {
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM graph_edges WHERE source = ? AND stale = 1`, source).Scan(&n); err != nil {
+		return 0, fmt.Errorf("graph: count stale edges of %s: %w", source, err)
+	}
+	return n, nil
+}
+
+// bumpGeneration tells every process's in-memory adjacency that edges changed state (see
+// migration 0011 and snapshot.go).
+func bumpGeneration(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE graph_generation SET n = n + 1 WHERE id = 1`); err != nil {
+		return fmt.Errorf("graph: bump generation: %w", err)
+	}
+	return nil
 }
 
 func validateBatch(b *Batch) error {

@@ -1,0 +1,392 @@
+package graph
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+	"weak"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+// DefaultSnapshotMaxEdges bounds the in-memory adjacency a process keeps per store: about 56 bytes
+// an edge (both directions and the row id) plus 8 per asset, so 2,000,000 edges hold about 115 MB,
+// and loading them briefly needs about 64 MB more. Above it traversals run in SQL.
+const DefaultSnapshotMaxEdges = 2_000_000
+
+// SetSnapshotLimit sets how many edges this Graph's traversals may hold in memory: 0 means
+// DefaultSnapshotMaxEdges, a negative value always walks in SQL.
+func (g *Graph) SetSnapshotLimit(maxEdges int) {
+	if maxEdges == 0 {
+		maxEdges = DefaultSnapshotMaxEdges
+	}
+	g.snapLimit = maxEdges
+}
+
+// snapshot is the edge table at one generation, laid out for BFS: asset ids index CSR offsets
+// directly (rowids are dense), field and kind strings are interned in byte order so comparing ids
+// orders edges exactly as the SQL walk's ORDER BY does.
+type snapshot struct {
+	gen   generationKey
+	edges int
+	// tooBig: the edge table held more edges than the loading Graph allowed, or ids too sparse to
+	// index; only edges is meaningful.
+	tooBig bool
+	sparse bool // asset ids too sparse to index: never loaded, whatever the limit
+
+	urns  []string // by asset id ("" for an unused id)
+	strs  []string // interned field paths and kinds, sorted
+	index map[string]int32
+	lower []int32 // lower[i]: the id of lowerASCII(strs[i])
+	empty int32   // the id of ""
+	out   adjacency
+	in    adjacency
+	rowID []int64 // graph_edges.id by edge index
+}
+
+// adjacency is one direction's edges grouped by their near end: edges of asset a are
+// e[off[a]:off[a+1]], sorted by (far, near field, far field, kind, stale, row id).
+type adjacency struct {
+	off []int32
+	e   []half
+}
+
+// half is an edge seen from its near end.
+type half struct {
+	far         int32
+	nearF, farF int32
+	kind        int32
+	edge        int32 // index into rowID
+	flags       uint8
+}
+
+const (
+	flagStale      uint8 = 1 << iota
+	flagPreserving       // the kind carries field paths over (schema_of, materializes)
+	flagLinkedLive       // a live field-level edge joins the same two assets in this direction
+	flagLinkedAny        // a field-level edge (live or stale) joins them
+)
+
+func (a *adjacency) of(asset int32) []half {
+	if asset < 0 || int(asset)+1 >= len(a.off) {
+		return nil
+	}
+	return a.e[a.off[asset]:a.off[asset+1]]
+}
+
+// snapshotCache holds one store's current snapshot for this process.
+type snapshotCache struct {
+	mu  sync.Mutex // serialises loads: one process reads the edge table once per generation
+	cur *snapshot  // guarded by mu
+}
+
+// snapshots finds the cache of a store. Callers build a Graph per request on a long-lived Store, so
+// the adjacency must outlive the Graph: it is kept per Store, weakly, and dropped with the Store.
+var snapshots = struct {
+	mu sync.Mutex
+	m  map[weak.Pointer[store.Store]]*snapshotCache
+}{m: map[weak.Pointer[store.Store]]*snapshotCache{}}
+
+func cacheFor(st *store.Store) *snapshotCache {
+	key := weak.Make(st)
+	snapshots.mu.Lock()
+	defer snapshots.mu.Unlock()
+	c := snapshots.m[key]
+	if c == nil {
+		c = &snapshotCache{}
+		snapshots.m[key] = c
+		runtime.AddCleanup(st, func(k weak.Pointer[store.Store]) {
+			snapshots.mu.Lock()
+			delete(snapshots.m, k)
+			snapshots.mu.Unlock()
+		}, key)
+	}
+	return c
+}
+
+// generationKey says which state of the edge table a snapshot holds: graph_generation.n (bumped
+// when edges go stale, come back or are deleted) and the highest edge id (raised by every new edge).
+// Both only grow, n first: a delete bumps n, so a lower max id comes with a higher n.
+type generationKey struct{ n, maxEdge int64 }
+
+func (k generationKey) before(o generationKey) bool {
+	return k.n < o.n || (k.n == o.n && k.maxEdge < o.maxEdge)
+}
+
+// generation reads the store's generation inside tx: one row, and the last entry of the edge table's
+// rowid b-tree.
+func generation(ctx context.Context, tx *sql.Tx) (generationKey, error) {
+	var k generationKey
+	if err := tx.QueryRowContext(ctx, `SELECT n, (SELECT COALESCE(max(id), 0) FROM graph_edges) FROM graph_generation WHERE id = 1`).
+		Scan(&k.n, &k.maxEdge); err != nil {
+		return k, fmt.Errorf("graph: read generation: %w", err)
+	}
+	return k, nil
+}
+
+// get returns the snapshot at gen, loading it through tx (whose reads are at gen) when the cached
+// one is older. It returns nil when the edge table is over limit, or when the cache already holds a
+// newer generation than tx sees (a write landed meanwhile: this call walks in SQL rather than
+// replacing the newer snapshot with an older one).
+func (c *snapshotCache) get(ctx context.Context, tx *sql.Tx, gen generationKey, limit int) (*snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.cur
+	if s != nil && gen.before(s.gen) {
+		return nil, nil
+	}
+	if s == nil || s.gen != gen || (s.tooBig && !s.sparse && s.edges <= limit) {
+		var err error
+		if s, err = loadSnapshot(ctx, tx, gen, limit); err != nil {
+			return nil, err
+		}
+		c.cur = s
+	}
+	if s.tooBig || s.edges > limit {
+		// Loaded under a larger limit than this Graph's: this Graph still walks in SQL.
+		return nil, nil
+	}
+	return s, nil
+}
+
+// drop forgets the snapshot (benchmarks use it to time a first traversal).
+func (c *snapshotCache) drop() {
+	c.mu.Lock()
+	c.cur = nil
+	c.mu.Unlock()
+}
+
+// loadSnapshot reads the whole edge table through tx.
+func loadSnapshot(ctx context.Context, tx *sql.Tx, gen generationKey, limit int) (*snapshot, error) {
+	s := &snapshot{gen: gen}
+	var maxAsset int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM graph_edges), (SELECT COALESCE(max(id), 0) FROM graph_assets)`).
+		Scan(&s.edges, &maxAsset); err != nil {
+		return nil, fmt.Errorf("graph: load adjacency: %w", err)
+	}
+	// Asset ids index slices directly; a sparse id space (hand-made rowids) would waste memory.
+	if maxAsset >= 1<<31-1 || maxAsset > 4*int64(s.edges)+1<<20 {
+		s.tooBig, s.sparse = true, true
+		return s, nil
+	}
+	if s.edges > limit {
+		s.tooBig = true
+		return s, nil
+	}
+	type rec struct {
+		id               int64
+		from, to         int32
+		fromF, toF, kind int32
+		stale            bool
+	}
+	recs := make([]rec, 0, s.edges)
+	index := map[string]int32{"": 0}
+	strs := []string{""}
+	intern := func(b sql.RawBytes) int32 {
+		if id, ok := index[string(b)]; ok {
+			return id
+		}
+		v := string(b)
+		id := int32(len(strs))
+		index[v] = id
+		strs = append(strs, v)
+		return id
+	}
+	// Two integers carry the four numbers (asset ids are below 2^31, checked above): each column
+	// costs a conversion in the driver, and this scan is most of the load.
+	rows, err := tx.QueryContext(ctx, `SELECT id * 2 + (stale <> 0), from_id * 4294967296 + to_id, from_field, to_field, kind FROM graph_edges`)
+	if err != nil {
+		return nil, fmt.Errorf("graph: load adjacency: %w", err)
+	}
+	var ff, tf, kind sql.RawBytes // reused: interning copies what it keeps
+	for rows.Next() {
+		var r rec
+		var idStale, ends int64
+		if err := rows.Scan(&idStale, &ends, &ff, &tf, &kind); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("graph: load adjacency: %w", err)
+		}
+		r.id, r.stale = idStale>>1, idStale&1 == 1
+		from, to := ends>>32, ends&(1<<32-1)
+		if from > maxAsset || to > maxAsset || from < 0 {
+			rows.Close()
+			return nil, fmt.Errorf("graph: load adjacency: edge %d names an asset beyond %d", r.id, maxAsset)
+		}
+		r.from, r.to = int32(from), int32(to)
+		r.fromF, r.toF, r.kind = intern(ff), intern(tf), intern(kind)
+		recs = append(recs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("graph: load adjacency: %w", err)
+	}
+	if len(recs) > limit {
+		s.tooBig, s.edges = true, len(recs)
+		return s, nil
+	}
+	s.edges = len(recs)
+	// Add the lower-case form of every path, then renumber so id order is byte order.
+	for _, v := range slices.Clone(strs) {
+		if l := lowerASCII(v); l != v {
+			intern(sql.RawBytes(l))
+		}
+	}
+	sorted := slices.Clone(strs)
+	slices.Sort(sorted)
+	remap := make([]int32, len(strs))
+	s.index = make(map[string]int32, len(sorted))
+	for i, v := range sorted {
+		s.index[v] = int32(i)
+	}
+	for old, v := range strs {
+		remap[old] = s.index[v]
+	}
+	s.strs = sorted
+	s.lower = make([]int32, len(sorted))
+	for i, v := range sorted {
+		s.lower[i] = s.index[lowerASCII(v)]
+	}
+	s.empty = s.index[""]
+	s.rowID = make([]int64, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		r.fromF, r.toF, r.kind = remap[r.fromF], remap[r.toF], remap[r.kind]
+		s.rowID[i] = r.id
+	}
+	preserving := func(kind int32) bool { return EdgeKind(s.strs[kind]).FieldPreserving() }
+	build := func(upstream bool) adjacency {
+		a := adjacency{off: make([]int32, maxAsset+2), e: make([]half, len(recs))}
+		for _, r := range recs {
+			near := r.from
+			if upstream {
+				near = r.to
+			}
+			a.off[near+1]++
+		}
+		for i := 1; i < len(a.off); i++ {
+			a.off[i] += a.off[i-1]
+		}
+		fill := slices.Clone(a.off)
+		for i, r := range recs {
+			h := half{far: r.to, nearF: r.fromF, farF: r.toF, kind: r.kind, edge: int32(i)}
+			near := r.from
+			if upstream {
+				near, h.far, h.nearF, h.farF = r.to, r.from, r.toF, r.fromF
+			}
+			if r.stale {
+				h.flags |= flagStale
+			}
+			if preserving(r.kind) {
+				h.flags |= flagPreserving
+			}
+			a.e[fill[near]] = h
+			fill[near]++
+		}
+		for n := 0; n+1 < len(a.off); n++ {
+			seg := a.e[a.off[n]:a.off[n+1]]
+			if len(seg) == 0 {
+				continue
+			}
+			slices.SortFunc(seg, func(x, y half) int {
+				switch {
+				case x.far != y.far:
+					return int(x.far - y.far)
+				case x.nearF != y.nearF:
+					return int(x.nearF - y.nearF)
+				case x.farF != y.farF:
+					return int(x.farF - y.farF)
+				case x.kind != y.kind:
+					return int(x.kind - y.kind)
+				case x.flags&flagStale != y.flags&flagStale:
+					return int(x.flags&flagStale) - int(y.flags&flagStale)
+				}
+				return cmpInt64(s.rowID[x.edge], s.rowID[y.edge])
+			})
+			// Mark each (near, far) group that has a field-level edge, live or any.
+			for i := 0; i < len(seg); {
+				j := i
+				var flags uint8
+				for ; j < len(seg) && seg[j].far == seg[i].far; j++ {
+					if seg[j].nearF != s.empty {
+						flags |= flagLinkedAny
+						if seg[j].flags&flagStale == 0 {
+							flags |= flagLinkedLive
+						}
+					}
+				}
+				for k := i; k < j; k++ {
+					seg[k].flags |= flags
+				}
+				i = j
+			}
+		}
+		return a
+	}
+	s.out, s.in = build(false), build(true)
+	recs = nil
+
+	s.urns = make([]string, maxAsset+1)
+	rows, err = tx.QueryContext(ctx, `SELECT id, urn FROM graph_assets WHERE id <= ?`, maxAsset)
+	if err != nil {
+		return nil, fmt.Errorf("graph: load adjacency: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var urn string
+		if err := rows.Scan(&id, &urn); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("graph: load adjacency: %w", err)
+		}
+		if id >= 0 && id <= maxAsset {
+			s.urns[id] = urn
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("graph: load adjacency: %w", err)
+	}
+	return s, nil
+}
+
+// size estimates the bytes the snapshot holds (slices and strings, not map overhead).
+func (s *snapshot) size() int {
+	n := (len(s.out.e)+len(s.in.e))*int(unsafe.Sizeof(half{})) + (len(s.out.off)+len(s.in.off)+len(s.lower))*4 + len(s.rowID)*8
+	for _, u := range s.urns {
+		n += len(u) + int(unsafe.Sizeof(u))
+	}
+	for _, v := range s.strs {
+		n += len(v) + int(unsafe.Sizeof(v))
+	}
+	return n
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// lowerASCII folds A–Z only, as SQLite's lower() does without ICU: field paths match with the same
+// folding on both walks.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
