@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
-	"weak"
 
 	"github.com/dataworkers/dw/pkg/store"
 )
@@ -84,28 +82,10 @@ type snapshotCache struct {
 	cur *snapshot  // guarded by mu
 }
 
-// snapshots finds the cache of a store. Callers build a Graph per request on a long-lived Store, so
-// the adjacency must outlive the Graph: it is kept per Store, weakly, and dropped with the Store.
-var snapshots = struct {
-	mu sync.Mutex
-	m  map[weak.Pointer[store.Store]]*snapshotCache
-}{m: map[weak.Pointer[store.Store]]*snapshotCache{}}
-
+// cacheFor finds the cache of a store. Callers build a Graph per request on a long-lived Store, so
+// the adjacency must outlive the Graph: it is kept on the Store handle and dropped with it.
 func cacheFor(st *store.Store) *snapshotCache {
-	key := weak.Make(st)
-	snapshots.mu.Lock()
-	defer snapshots.mu.Unlock()
-	c := snapshots.m[key]
-	if c == nil {
-		c = &snapshotCache{}
-		snapshots.m[key] = c
-		runtime.AddCleanup(st, func(k weak.Pointer[store.Store]) {
-			snapshots.mu.Lock()
-			delete(snapshots.m, k)
-			snapshots.mu.Unlock()
-		}, key)
-	}
-	return c
+	return st.Derived("graph.snapshot", func() any { return &snapshotCache{} }).(*snapshotCache)
 }
 
 // generationKey says which state of the edge table a snapshot holds: graph_generation.n (bumped

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -26,6 +27,26 @@ type Store struct {
 	// serialised across processes by SQLite's lock and the busy timeout.
 	writer *sql.DB
 	path   string
+
+	derivedMu sync.Mutex
+	derived   map[string]any // guarded by derivedMu; see Derived
+}
+
+// Derived returns the value kept under key for this handle, making it on first use. It is where a
+// package keeps state derived from the database that must outlive one request but not the handle —
+// the graph's in-memory adjacency — without a package-level cache. make runs at most once per key.
+func (s *Store) Derived(key string, make func() any) any {
+	s.derivedMu.Lock()
+	defer s.derivedMu.Unlock()
+	if v, ok := s.derived[key]; ok {
+		return v
+	}
+	if s.derived == nil {
+		s.derived = map[string]any{}
+	}
+	v := make()
+	s.derived[key] = v
+	return v
 }
 
 // Options tune Open; the zero value is fine.

@@ -243,3 +243,26 @@ func TestAMigrationAddedBelowTheHighestAppliedStillRuns(t *testing.T) {
 		t.Fatalf("migration 1 was not re-applied: %v", err)
 	}
 }
+
+func TestDerivedIsMadeOncePerHandle(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "dw.db")
+	a, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	made := 0
+	mk := func() any { made++; return new(int) }
+	if a.Derived("k", mk) != a.Derived("k", mk) || made != 1 {
+		t.Fatalf("made %d times on one handle", made)
+	}
+	if b.Derived("k", mk) == a.Derived("k", mk) || made != 2 {
+		t.Fatalf("two handles shared a derived value (made %d)", made)
+	}
+}
