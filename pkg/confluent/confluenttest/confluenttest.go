@@ -70,12 +70,32 @@ type Server struct {
 	Requests []string
 }
 
-// New starts a fake on 127.0.0.1.
+// New starts a fake on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB, statements []Statement, tableflow []Tableflow) *Server {
-	s := &Server{statements: statements, tableflow: tableflow}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := Start(statements, tableflow)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Start starts a fake on 127.0.0.1 for callers outside a test (the local demo); call Close.
+func Start(statements []Statement, tableflow []Tableflow) *Server {
+	s := &Server{statements: statements, tableflow: tableflow}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Statements returns a copy of the statements served now.
+func (s *Server) Statements() []Statement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Statement(nil), s.statements...)
+}
+
+// Tableflows returns a copy of the Tableflow topics served now.
+func (s *Server) Tableflows() []Tableflow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Tableflow(nil), s.tableflow...)
 }
 
 // Config points a confluent_cloud section at the fake (both APIs on the same listener).

@@ -54,14 +54,20 @@ type Server struct {
 	Prefix string
 }
 
-// New starts a fake on 127.0.0.1 serving the given connectors.
+// New starts a fake on 127.0.0.1 serving the given connectors; it stops when the test ends.
 func New(t testing.TB, cs ...Connector) *Server {
+	s := Start(cs...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake on 127.0.0.1 for callers outside a test (the local demo); call Close.
+func Start(cs ...Connector) *Server {
 	s := &Server{connectors: map[string]Connector{}}
 	for _, c := range cs {
 		s.connectors[c.Name] = c
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 

@@ -6,6 +6,7 @@ package kafkatest
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -51,13 +52,9 @@ type Fixture struct {
 // both stop when the test ends.
 func Start(t testing.TB, topics ...string) *Fixture {
 	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(1)}
-	if len(topics) > 0 {
-		opts = append(opts, kfake.SeedTopics(3, topics...))
-	}
-	c, err := kfake.NewCluster(opts...)
+	c, _, err := StartBroker(topics...)
 	if err != nil {
-		t.Fatalf("kfake: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
 	reg := srfake.New()
@@ -65,9 +62,27 @@ func Start(t testing.TB, topics ...string) *Fixture {
 	return &Fixture{
 		Cluster:        c,
 		Registry:       reg,
-		Kafka:          &config.Kafka{BootstrapServers: c.ListenAddrs(), ClientID: "dw-test", Timeout: 5 * time.Second},
+		Kafka:          kafkaConfig(c),
 		SchemaRegistry: &config.SchemaRegistry{URL: reg.URL(), Timeout: 5 * time.Second},
 	}
+}
+
+// StartBroker runs kfake alone (one broker on 127.0.0.1, the given topics with 3 partitions each)
+// for callers outside a test, such as the local demo; the caller closes the cluster.
+func StartBroker(topics ...string) (*kfake.Cluster, *config.Kafka, error) {
+	opts := []kfake.Opt{kfake.NumBrokers(1)}
+	if len(topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(3, topics...))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kfake: %w", err)
+	}
+	return c, kafkaConfig(c), nil
+}
+
+func kafkaConfig(c *kfake.Cluster) *config.Kafka {
+	return &config.Kafka{BootstrapServers: c.ListenAddrs(), ClientID: "dw-test", Timeout: 5 * time.Second}
 }
 
 // SeedUsageSchemas registers api-usage-value v11 (schema id 11) and v12 (schema id 12).
@@ -99,17 +114,27 @@ func Encode(t testing.TB, u Usage) []byte {
 	} else {
 		rec["response_bytes"] = nullable(u.ResponseBytes)
 	}
-	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload, err := avro.Marshal(s, rec)
+	out, err := EncodeWire(text, id, rec)
 	if err != nil {
 		t.Fatalf("encode %+v: %v", u, err)
 	}
+	return out
+}
+
+// EncodeWire serializes rec with the Avro schema text in the Confluent wire format: magic byte 0,
+// the 4-byte big-endian schema id, then the Avro binary body.
+func EncodeWire(schemaText string, id uint32, rec map[string]any) ([]byte, error) {
+	s, err := avro.ParseWithCache(schemaText, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("parse schema %d: %w", id, err)
+	}
+	payload, err := avro.Marshal(s, rec)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]byte, 5, 5+len(payload))
 	binary.BigEndian.PutUint32(out[1:], id)
-	return append(out, payload...)
+	return append(out, payload...), nil
 }
 
 func nullable[T any](p *T) any {
