@@ -172,6 +172,13 @@ func remediate(env *mcpkit.Env) mcpkit.Tool {
 				}
 				run, err := runIncidentChecks(ctx, env, inc, checkOptions{Window: p.Window, TimeZone: p.TimeZone, TimestampColumn: p.TimestampColumn})
 				switch {
+				case err != nil && len(out.OwnerSteps) > 0:
+					// Expected too: the checks may read what the owner's steps create (a -v2 table).
+					detail := fmt.Sprintf("after remediate: the checks cannot run yet while owner steps are outstanding (%s): %v",
+						strings.Join(out.OwnerSteps, "; "), err)
+					if err := incs.AddEvent(ctx, p.IncidentID, "checked", env.Agent, detail); err != nil {
+						return out, err
+					}
 				case err != nil:
 					problems = append(problems, "the checks could not re-run after acting: "+err.Error())
 				case !run.Passed() && len(out.OwnerSteps) > 0:

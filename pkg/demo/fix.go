@@ -216,6 +216,7 @@ func (s *story) hold(ctx context.Context, f *fixState) error {
 	var out struct {
 		Actions     []actionOut `json:"actions"`
 		NeedsPerson string      `json:"needs_person"`
+		OwnerSteps  []string    `json:"owner_steps_outstanding"`
 	}
 	if err := s.call(ctx, "dw-incidents", "remediate", map[string]any{"incident_id": s.res.IncidentID, "request_ids": ids,
 		"timestamp_column": "hour", "window": s.window()}, &out); err != nil {
@@ -247,7 +248,11 @@ func (s *story) hold(ctx context.Context, f *fixState) error {
 	found := fmt.Sprintf("ran %s: the Airflow stand-in reports %s paused before its 23:00 run; %d owner-only %s (statement, dbt change) handed to %s",
 		strings.Join(done, ", "), StripeDAG, handed, plural(handed, "step", "steps"), Approver)
 	if out.NeedsPerson != "" {
-		found += fmt.Sprintf(". Its re-check cannot run before the owner creates %s, so it says a person is needed", f.v2Table)
+		return fmt.Errorf("remediate paged a person while the owner's steps were outstanding: %s", out.NeedsPerson)
+	}
+	if len(out.OwnerSteps) > 0 {
+		found += fmt.Sprintf(". Its re-check waits for the owner's %d outstanding %s (%s does not exist yet): nobody is paged",
+			len(out.OwnerSteps), plural(len(out.OwnerSteps), "step", "steps"), f.v2Table)
 	}
 	s.step("dw-incidents", "remediate", found)
 	return nil
