@@ -63,12 +63,15 @@ if stale; then
 		if stale; then
 			echo "start-agent: building bin/$name" >&2
 			tmp="$(mktemp "$root/bin/.$name.XXXXXX")"
+			# An interrupted build (Ctrl-C, a killed parent) leaves no half-written file behind.
+			trap 'rm -f "$tmp"' EXIT
+			trap 'exit 130' INT TERM
 			if ! (cd "$root" && "$gobin" build -o "$tmp" "$pkg") 1>&2; then
-				rm -f "$tmp"
 				echo "$0: build of $name failed" >&2
 				exit 2
 			fi
 			mv -f "$tmp" "$bin"
+			trap - EXIT INT TERM
 		fi
 	}
 	if command -v flock >/dev/null 2>&1; then
