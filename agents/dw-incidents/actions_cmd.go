@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/remediation"
 )
@@ -65,13 +64,13 @@ func actionsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		}
 		return mcpkit.ExitOK
 	case "settle":
-		return settleCommand(ctx, env, svc, exec, args[1:], stdio)
+		return settleCommand(ctx, env, exec, args[1:], stdio)
 	}
 	fmt.Fprint(stdio.Err, actionsUsage)
 	return mcpkit.ExitUsage
 }
 
-func settleCommand(ctx context.Context, env *mcpkit.Env, svc *approvals.Service, exec *remediation.Executor, args []string, stdio mcpkit.IO) int {
+func settleCommand(ctx context.Context, env *mcpkit.Env, exec *remediation.Executor, args []string, stdio mcpkit.IO) int {
 	id, rest, err := leadingID(args)
 	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 		fmt.Fprint(stdio.Err, actionsUsage)
@@ -87,14 +86,8 @@ func settleCommand(ctx context.Context, env *mcpkit.Env, svc *approvals.Service,
 		fmt.Fprint(stdio.Err, actionsUsage)
 		return mcpkit.ExitUsage
 	}
-	token, err := readToken(*tokenFile, env)
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
-	}
-	if err := svc.Authenticate(*as, token); err != nil {
-		fmt.Fprintf(stdio.Err, "dw-incidents: %v: %v\n", approvals.ErrNotAuthorized, err)
-		return mcpkit.ExitToolError
+	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+		return code
 	}
 	a, err := exec.Settle(ctx, id, outcome, *as, *reason)
 	if err != nil {

@@ -19,13 +19,14 @@ import (
 )
 
 // The human side: subcommands a named approver runs in a terminal. None of this is an MCP tool, so
-// no agent can approve, reject, stop, resume, settle an action or set a person's severity.
+// no agent can approve, reject, stop, resume, settle an action, or set a person's severity or status.
 func humanCommands() map[string]mcpkit.Command {
 	return map[string]mcpkit.Command{
 		"actions":   actionsCommand,
 		"approvals": approvalsCommand,
 		"console":   consoleCommand,
 		"severity":  severityCommand,
+		"status":    statusCommand,
 		"stop": func(ctx context.Context, env *mcpkit.Env, args []string, io mcpkit.IO) int {
 			return stopCommand(ctx, env, args, io, true)
 		},
@@ -191,19 +192,8 @@ func severityCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio 
 		fmt.Fprintf(stdio.Err, "dw-incidents: severity %q: use sev1, sev2, sev3 or sev4\n", sev)
 		return mcpkit.ExitUsage
 	}
-	token, err := readToken(*tokenFile, env)
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
-	}
-	svc, err := approvalService(ctx, env)
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
-	}
-	if err := svc.Authenticate(*as, token); err != nil {
-		fmt.Fprintf(stdio.Err, "dw-incidents: %v: %v\n", approvals.ErrNotAuthorized, err)
-		return mcpkit.ExitToolError
+	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+		return code
 	}
 	s, err := incidentStore(ctx, env)
 	if err != nil {
@@ -281,5 +271,75 @@ func printJSON(w io.Writer, v any) int {
 	if err := enc.Encode(v); err != nil {
 		return mcpkit.ExitToolError
 	}
+	return mcpkit.ExitOK
+}
+
+// authenticate proves the person is the named approver, with the token from --token-file or
+// DW_APPROVER_TOKEN checked against its SHA-256 in the config; it returns the approvals service, or
+// the exit code after saying what went wrong.
+func authenticate(ctx context.Context, env *mcpkit.Env, as, tokenFile string, stdio mcpkit.IO) (*approvals.Service, int) {
+	token, err := readToken(tokenFile, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return nil, mcpkit.ExitUsage
+	}
+	svc, err := approvalService(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return nil, mcpkit.ExitUsage
+	}
+	if err := svc.Authenticate(as, token); err != nil {
+		fmt.Fprintf(stdio.Err, "dw-incidents: %v: %v\n", approvals.ErrNotAuthorized, err)
+		return nil, mcpkit.ExitToolError
+	}
+	return svc, mcpkit.ExitOK
+}
+
+const statusUsage = `usage: dw-incidents status ID acknowledged|investigating|mitigated|false_positive|expected --as NAME --reason TEXT [--token-file FILE]
+Records a person's judgement of an incident. false_positive and expected close it, and its failing
+points stop counting in baselines; resolved comes only from verify_incident, when the checks pass.
+The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 must match the config.
+`
+
+// statusCommand sets an incident's status as a person's judgement.
+func statusCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
+	id, rest, err := leadingID(args)
+	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		fmt.Fprint(stdio.Err, statusUsage)
+		return mcpkit.ExitUsage
+	}
+	status, rest := rest[0], rest[1:]
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	as := fs.String("as", "", "your approver name, as in the config")
+	reason := fs.String("reason", "", "why (recorded on the incident's timeline)")
+	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
+	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" || strings.TrimSpace(*reason) == "" {
+		fmt.Fprint(stdio.Err, statusUsage)
+		return mcpkit.ExitUsage
+	}
+	switch status {
+	case incidents.StatusAcknowledged, incidents.StatusInvestigating, incidents.StatusMitigated, incidents.StatusFalsePositive, incidents.StatusExpected:
+	case incidents.StatusResolved:
+		fmt.Fprintln(stdio.Err, "dw-incidents: resolved comes from verify_incident, when the incident's checks pass; a person can mark it mitigated, false_positive or expected")
+		return mcpkit.ExitUsage
+	default:
+		fmt.Fprint(stdio.Err, statusUsage)
+		return mcpkit.ExitUsage
+	}
+	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+		return code
+	}
+	s, err := incidentStore(ctx, env)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitUsage
+	}
+	inc, err := s.SetStatus(ctx, id, status, *as, *reason)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+		return mcpkit.ExitToolError
+	}
+	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s\n", inc.ID, inc.Status, *as)
 	return mcpkit.ExitOK
 }

@@ -116,7 +116,7 @@ func TestOnlyAnAuthenticatedApproverStopsAndResumes(t *testing.T) {
 func TestNoToolCanApproveStopOrChangeAutonomy(t *testing.T) {
 	for _, tl := range tools(nil) {
 		n := tl.Def.Name
-		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity", "settle"} {
+		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity", "settle", "set_status"} {
 			if strings.Contains(n, banned) {
 				t.Errorf("tool %s looks like it could %s; that must stay a human command", n, banned)
 			}
@@ -203,5 +203,31 @@ func TestAnApproverSettlesAnInterruptedAction(t *testing.T) {
 	}
 	if err := st.DB.QueryRow(`SELECT detail FROM incident_events WHERE incident_id = 1 AND kind = 'action' ORDER BY id DESC LIMIT 1`).Scan(&detail); err != nil || !strings.Contains(detail, "settled as failed: no run in Airflow") {
 		t.Fatalf("incident event %q (%v)", detail, err)
+	}
+}
+
+// A person's judgement of an incident — false positive, expected, mitigated — is theirs alone, with
+// the token; resolved is left to verify_incident.
+func TestOnlyAnAuthenticatedApproverSetsAnIncidentsStatus(t *testing.T) {
+	run := approvalWorld(t)
+	if code, out, errOut := run("", "", "call", "open_incident", `{"asset":"warehouse:sqlite/main.usage_hourly","failure_mode":"volume","summary":"rows per hour dropped"}`); code != 0 {
+		t.Fatalf("open_incident: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := run("s3cret-platform", "", "status", "1", "resolved", "--as", "platform-owner", "--reason", "looks fine"); code != mcpkit.ExitUsage || !strings.Contains(errOut, "verify_incident") {
+		t.Fatalf("a person resolved it without checks: %d %q", code, errOut)
+	}
+	if code, _, errOut := run("wrong", "", "status", "1", "false_positive", "--as", "platform-owner", "--reason", "backfill"); code != mcpkit.ExitToolError || !strings.Contains(errOut, "wrong token") {
+		t.Fatalf("a wrong token set the status: %d %q", code, errOut)
+	}
+	if code, _, _ := run("s3cret-platform", "", "status", "1", "false_positive", "--as", "platform-owner"); code != mcpkit.ExitUsage {
+		t.Fatalf("set without a reason: %d", code)
+	}
+	code, out, errOut := run("s3cret-platform", "", "status", "1", "false_positive", "--as", "platform-owner", "--reason", "planned backfill")
+	if code != 0 || !strings.Contains(out, "incident #1 is false_positive, set by platform-owner") {
+		t.Fatalf("status: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = run("", "", "call", "get_incident_history", `{"incident_id":1}`)
+	if code != 0 || !strings.Contains(out, `"status": "false_positive"`) || !strings.Contains(out, "planned backfill") {
+		t.Fatalf("history after status: %d %s", code, out)
 	}
 }
