@@ -9,13 +9,16 @@ import (
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
+	"github.com/dataworkers/dw/pkg/registry"
+	"github.com/dataworkers/dw/pkg/schema/compat"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 type proposalParam struct {
 	Class   string         `json:"class" jsonschema:"Action class: pause_job, unpause_job, trigger_job, trigger_dbt_run, register_schema, restart_connector, reset_offsets, change_topic, flink_statement, tableflow or dbt_code"`
 	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. job:airflow/sync_metered_usage_to_stripe"`
 	Title   string         `json:"title" jsonschema:"One line an approver reads, e.g. Pause the 23:00 Stripe sync until the fix is verified"`
-	Payload map[string]any `json:"payload" jsonschema:"Exactly what would run (e.g. {dag_id, is_paused}); the approval binds to its SHA-256"`
+	Payload map[string]any `json:"payload" jsonschema:"Exactly what would run, nothing else: {dag_id} for pause_job and unpause_job; {dag_id, conf} for trigger_job; {job_id} for trigger_dbt_run; {subject, schema_type, schema} for register_schema. The approval binds to its SHA-256"`
 }
 
 type requestApprovalParams struct {
@@ -34,6 +37,7 @@ type approvalsResult struct {
 func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("request_approval",
 		"Route proposals, or every proposal of a stored plan (plan_id from propose_remediation), to the named approvers of the target's domain (owners copied; Slack when configured). "+
+			"Proposals are checked as propose_remediation checks them (the target must be the asset the payload changes), and the target's domains must be at autonomy L2 or above. "+
 			"Each request binds to the exact payload's SHA-256 and expires then escalates; nothing is ever granted automatically. "+
 			"Approvers decide outside MCP with `dw-incidents approvals approve`; poll get_approval_status.",
 		func(ctx context.Context, p requestApprovalParams) (approvalsResult, error) {
@@ -48,6 +52,14 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 			}
 			if len(p.Proposals) == 0 {
 				return approvalsResult{}, errors.New("proposals: give at least one proposal, or plan_id from propose_remediation")
+			}
+			if p.PlanID == 0 {
+				// Raw proposals get propose_remediation's checks (a stored plan already had them): the
+				// target decides who approves, so it must be the asset the payload changes.
+				var err error
+				if p.Proposals, err = validateRaw(ctx, env, p.Proposals); err != nil {
+					return approvalsResult{}, err
+				}
 			}
 			svc, err := approvalService(ctx, env)
 			if err != nil {
@@ -68,6 +80,49 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 			out.Next = "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."
 			return out, nil
 		})
+}
+
+// validateRaw checks caller-written proposals with plans.ValidateProposals, the validator
+// propose_remediation runs on client proposals, and returns them with their payloads as they
+// would run (the approval binds to that payload's hash).
+func validateRaw(ctx context.Context, env *mcpkit.Env, in []proposalParam) ([]proposalParam, error) {
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client := make([]plans.ClientProposal, len(in))
+	for i, pr := range in {
+		client[i] = plans.ClientProposal{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload}
+	}
+	checked, err := plans.ValidateProposals(ctx, planSources(env, st), client)
+	if err != nil {
+		return nil, fmt.Errorf("%w; nothing was requested", err)
+	}
+	out := make([]proposalParam, len(checked))
+	for i, pr := range checked {
+		out[i] = proposalParam{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload}
+	}
+	return out, nil
+}
+
+// planSources is what plans reads to check proposals: the store, the context graph, the config,
+// and the registry's compatibility rule of a subject when schema_registry is configured.
+func planSources(env *mcpkit.Env, st *store.Store) plans.Sources {
+	src := plans.Sources{Store: st, Graph: graph.New(st, env.Now), Config: env.Config, Now: env.Now}
+	if sr := env.Config.SchemaRegistry; sr != nil && sr.URL != "" {
+		src.Level = func(ctx context.Context, subject string) (compat.Level, error) {
+			rc, err := registry.New(sr)
+			if err != nil {
+				return "", err
+			}
+			c, err := rc.SubjectConfig(ctx, subject)
+			if err != nil {
+				return "", fmt.Errorf("read the compatibility rule of %s: %w", subject, err)
+			}
+			return c.Level, nil
+		}
+	}
+	return src
 }
 
 // fromPlan turns a stored plan into the proposals to route: every proposal in order, the plan's

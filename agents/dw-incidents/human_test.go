@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/store"
 )
@@ -38,6 +39,17 @@ domains:
       - {name: platform-owner, token_sha256: `+sum("s3cret-platform")+`}
     autonomy: L2
 `), 0o600)
+	// request_approval checks a job proposal against the context graph, as the catalog sync fills it.
+	st, err := store.Open(context.Background(), filepath.Join(dir, "dw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = graph.New(st, nil).Import(context.Background(), graph.Batch{Source: "test:airflow",
+		Assets: []graph.Asset{{URN: "job:airflow/sync_metered_usage_to_stripe", Kind: graph.KindJob}}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := mcpkit.Agent{Name: "dw-incidents", Tools: tools, Commands: humanCommands()}
 	return func(token, stdin string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -57,7 +69,7 @@ domains:
 
 func TestAnApproverDecidesFromTheCLIWhatAToolRequested(t *testing.T) {
 	run := approvalWorld(t)
-	code, out, errOut := run("", "", "call", "request_approval", `{"incident_id":7,"proposals":[{"class":"pause_job","target":"job:airflow/sync_metered_usage_to_stripe","title":"Pause the 23:00 Stripe sync","payload":{"dag_id":"sync_metered_usage_to_stripe","is_paused":true}}]}`)
+	code, out, errOut := run("", "", "call", "request_approval", `{"incident_id":7,"proposals":[{"class":"pause_job","target":"job:airflow/sync_metered_usage_to_stripe","title":"Pause the 23:00 Stripe sync","payload":{"dag_id":"sync_metered_usage_to_stripe"}}]}`)
 	if code != 0 {
 		t.Fatalf("request_approval: %d %s %s", code, out, errOut)
 	}

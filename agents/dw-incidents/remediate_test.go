@@ -257,9 +257,12 @@ func TestRemediateRunsNoUnrequestedStepBelowL3OrOnADirtyRecord(t *testing.T) {
 			w := newRemediationWorld(t, tc.autonomy)
 			w.cleanRecord(t)
 			if tc.dirty {
-				bad := planSteps[1]
-				bad.Payload = map[string]any{"dag_id": "no_such_dag"}
-				if a, err := w.exec.Run(context.Background(), w.approve(t, 0, bad).ID); err == nil || a.Status != remediation.StatusFailed {
+				// Airflow refuses the run (a revoked token): a failed run of the step's class and target.
+				token := w.env.Config.Airflow.Token
+				w.env.Config.Airflow.Token = "revoked"
+				a, err := w.exec.Run(context.Background(), w.approve(t, 0, planSteps[1]).ID)
+				w.env.Config.Airflow.Token = token
+				if err == nil || a.Status != remediation.StatusFailed {
 					t.Fatalf("setup: %+v %v", a, err)
 				}
 			}

@@ -8,6 +8,11 @@
 //   - A request that waits past its class's expiry escalates to the next person in the domain's
 //     escalation chain; when the chain is exhausted it expires. Nothing is ever granted by time,
 //     autonomy level or default.
+//   - Nothing is requested or authorized for a target that a domain below L2 covers: L0 (manual) only
+//     answers questions and L1 (observe) changes nothing; L2 (propose) is the first level whose
+//     changes are routed and, once approved, run. Authorize re-checks this, as the config may have
+//     been lowered since the request. A target no domain covers has no named approver and is
+//     refused as well.
 //   - The org-wide stop can be set and lifted only by an authenticated approver, never by a tool.
 package approvals
 
@@ -97,7 +102,7 @@ func New(st *store.Store, cfg *config.Config, now func() time.Time, notifier not
 // mean the same JSON hash the same; any change of a value changes the hash.
 func Canonical(payload map[string]any) ([]byte, string, error) {
 	if len(payload) == 0 {
-		return nil, "", errors.New("payload is empty: give exactly what would run (e.g. {\"dag_id\": …, \"is_paused\": true})")
+		return nil, "", errors.New("payload is empty: give exactly what would run (e.g. {\"dag_id\": …} for pause_job)")
 	}
 	b, err := json.Marshal(payload) // maps marshal with sorted keys, recursively
 	if err != nil {
@@ -130,6 +135,9 @@ func (s *Service) Request(ctx context.Context, p Proposal, requestedBy string, e
 	}
 	payload, hash, err := Canonical(p.Payload)
 	if err != nil {
+		return Request{}, err
+	}
+	if err := CheckAutonomy(s.cfg, p.Target); err != nil {
 		return Request{}, err
 	}
 	dom, ok := s.cfg.DomainFor(p.Target)
@@ -378,6 +386,36 @@ func (s *Service) Authenticate(name, token string) error {
 // ErrVoided means the payload about to run is not the one that was approved.
 var ErrVoided = errors.New("approval voided")
 
+// ErrAutonomy means a domain covering the target is below L2, so no change to it is routed or run.
+var ErrAutonomy = errors.New("autonomy too low for changes")
+
+// ProposeLevel is the lowest autonomy at which changes are routed to an approver and run once
+// approved (L2 propose). L0 manual answers questions only; L1 observe changes nothing.
+const ProposeLevel = 2
+
+// CheckAutonomy refuses a target when any domain covering it is below L2 (every covering domain
+// must allow changes, not only the first, which routes the request), naming the domain, its level
+// and the config key to raise. A target no domain covers is refused too: it has no named approver.
+func CheckAutonomy(cfg *config.Config, target string) error {
+	covered := false
+	for i, d := range cfg.Domains {
+		if !slices.ContainsFunc(d.Assets, func(p string) bool { return config.MatchPattern(p, target) }) {
+			continue
+		}
+		covered = true
+		if d.Level() < ProposeLevel {
+			return fmt.Errorf("%w: domain %s (covering %s) is at %q; L0 (manual) answers questions only and L1 (observe) changes nothing, "+
+				"so nothing is requested or run for it: raise domains[%d].autonomy (%s) to L2 or above if changes should be proposed to its approvers",
+				ErrAutonomy, d.Name, target, d.Autonomy, i, d.Name)
+		}
+	}
+	if !covered {
+		return fmt.Errorf("%w: no domain in the config covers %s, so it has no named approver: add it to a domain's assets (domains[].assets) at autonomy L2 or above",
+			ErrAutonomy, target)
+	}
+	return nil
+}
+
 // Authorize checks, right before execution, that request id is approved for exactly this payload.
 func (s *Service) Authorize(ctx context.Context, id int64, payload map[string]any) (Request, error) {
 	r, err := s.Get(ctx, id)
@@ -386,6 +424,10 @@ func (s *Service) Authorize(ctx context.Context, id int64, payload map[string]an
 	}
 	if r.Status != StatusApproved {
 		return r, fmt.Errorf("request #%d is %s, not approved: nothing runs without a named approval", id, r.Status)
+	}
+	// The config may have been lowered since the request was routed and approved.
+	if err := CheckAutonomy(s.cfg, r.Target); err != nil {
+		return r, fmt.Errorf("request #%d (approved by %s) does not run: %w", id, r.DecidedBy, err)
 	}
 	_, hash, err := Canonical(payload)
 	if err != nil {

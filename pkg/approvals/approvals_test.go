@@ -284,3 +284,63 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// L0 answers questions only and L1 changes nothing: nothing is routed for them; L2 and above route.
+func TestRequestNeedsEveryCoveringDomainAtL2OrAbove(t *testing.T) {
+	for _, tc := range []struct {
+		level string
+		ok    bool
+	}{{"L0", false}, {"L1", false}, {"L2", true}, {"L3", true}, {"L4", true}} {
+		t.Run(tc.level, func(t *testing.T) {
+			s, _ := newService(t, nil)
+			s.cfg.Domains[0].Autonomy = tc.level
+			r, err := s.Request(context.Background(), pauseProposal(), "dw-incidents", nil)
+			if tc.ok {
+				if err != nil || r.Status != StatusPending {
+					t.Fatalf("%+v %v", r, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrAutonomy) || !strings.Contains(err.Error(), `domain billing`) || !strings.Contains(err.Error(), `"`+tc.level+`"`) ||
+				!strings.Contains(err.Error(), "domains[0].autonomy") {
+				t.Fatalf("err = %v, want ErrAutonomy naming the domain, its level and domains[0].autonomy", err)
+			}
+			if rs, _ := s.List(context.Background(), "", 0); len(rs) != 0 {
+				t.Fatalf("%d requests stored", len(rs))
+			}
+		})
+	}
+	// The first domain routes the request, but every domain covering the target must allow changes.
+	s, _ := newService(t, nil)
+	s.cfg.Domains = append(s.cfg.Domains, config.Domain{Name: "observed", Assets: []string{"job:airflow/sync_*"}, Autonomy: "L1"})
+	if _, err := s.Request(context.Background(), pauseProposal(), "dw-incidents", nil); !errors.Is(err, ErrAutonomy) || !strings.Contains(err.Error(), "domains[2].autonomy") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The config may be lowered after an approval: Authorize, which every execution path calls right
+// before running, refuses then, and the same approval is good again once the domain is back at L2.
+func TestAuthorizeRefusesOnceTheDomainIsBelowL2(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, nil)
+	r, err := s.Request(ctx, pauseProposal(), "dw-incidents", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, Decision{RequestID: r.ID, Approver: "platform-owner", Token: "tok-platform", Approve: true, PayloadSHA256: r.PayloadSHA256}); err != nil {
+		t.Fatal(err)
+	}
+	s.cfg.Domains[0].Autonomy = "L1"
+	if _, err := s.Authorize(ctx, r.ID, pausePayload); !errors.Is(err, ErrAutonomy) || !strings.Contains(err.Error(), "domains[0].autonomy") {
+		t.Fatalf("err = %v", err)
+	}
+	// A target no domain covers any more has no named approver: refused too.
+	s.cfg.Domains[0].Assets = []string{"job:dagster/*"}
+	if _, err := s.Authorize(ctx, r.ID, pausePayload); !errors.Is(err, ErrAutonomy) || !strings.Contains(err.Error(), "no domain in the config covers") {
+		t.Fatalf("err = %v", err)
+	}
+	s.cfg.Domains[0].Assets, s.cfg.Domains[0].Autonomy = []string{"job:airflow/*"}, "L2"
+	if _, err := s.Authorize(ctx, r.ID, pausePayload); err != nil {
+		t.Fatal(err)
+	}
+}

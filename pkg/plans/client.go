@@ -56,7 +56,42 @@ func Build(ctx context.Context, src Sources, req Request, client []ClientProposa
 		p.Proposals = []Proposal{}
 		dc.restore, dc.registered = nil, map[string]registeredSchema{}
 	}
-	// Schemas first, so a statement is judged by what the final plan registers whatever the order.
+	out, err := dc.validateAll(ctx, client)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.Proposals = append(p.Proposals, out...)
+	for i := range p.Proposals {
+		p.Proposals[i].Order = i + 1
+	}
+	return p, nil
+}
+
+// ValidateProposals checks proposals a caller wrote outside a plan (request_approval's raw
+// proposals) exactly as Build checks a plan's client proposals: the class is known, the target is
+// the asset the payload changes (a job's dag_id is that job's DAG, a schema's subject is the target
+// subject, a dbt run targets a dbt asset, a dbt diff changes the target model), the payload holds
+// only what the executor reads, and statements and schemas are checked. It returns them with their
+// payloads as they would run (e.g. schema_type normalized), in order: a proposal that routes to
+// one domain's approvers must not change an asset of another.
+func ValidateProposals(ctx context.Context, src Sources, client []ClientProposal) ([]Proposal, error) {
+	if len(client) > MaxClientProposals {
+		return nil, fmt.Errorf("%d proposals given; at most %d per call", len(client), MaxClientProposals)
+	}
+	dc := &draftContext{src: src, registered: map[string]registeredSchema{}, manifest: &manifestCache{}}
+	out, err := dc.validateAll(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Order = i + 1
+	}
+	return out, nil
+}
+
+// validateAll validates client proposals in their order, schemas first, so a statement is judged
+// by what the final plan registers whatever the order.
+func (dc *draftContext) validateAll(ctx context.Context, client []ClientProposal) ([]Proposal, error) {
 	out := make([]Proposal, len(client))
 	for _, schemasFirst := range []bool{true, false} {
 		for i, cp := range client {
@@ -65,16 +100,12 @@ func Build(ctx context.Context, src Sources, req Request, client []ClientProposa
 			}
 			pr, err := dc.validate(ctx, cp, i+1)
 			if err != nil {
-				return Plan{}, fmt.Errorf("proposals[%d] (%s on %s): %w", i, cp.Class, cp.Target, err)
+				return nil, fmt.Errorf("proposals[%d] (%s on %s): %w", i, cp.Class, cp.Target, err)
 			}
 			out[i] = pr
 		}
 	}
-	p.Proposals = append(p.Proposals, out...)
-	for i := range p.Proposals {
-		p.Proposals[i].Order = i + 1
-	}
-	return p, nil
+	return out, nil
 }
 
 func payloadString(p map[string]any, key string) string {
@@ -127,7 +158,9 @@ func (dc *draftContext) validate(ctx context.Context, cp ClientProposal, n int) 
 	case config.ClassPauseJob, config.ClassUnpauseJob, config.ClassTriggerJob:
 		pr.Validation, err = dc.validateJob(ctx, cp.Class, cp.Target, payload)
 	case config.ClassTriggerDBTRun:
-		pr.Validation, err = validateDBTRun(payload)
+		if err = CheckTarget(cp.Class, cp.Target, payload); err == nil {
+			pr.Validation, err = validateDBTRun(payload)
+		}
 	default:
 		if len(payload) == 0 {
 			err = errors.New("payload is empty: give exactly what would run")
@@ -316,21 +349,67 @@ func (dc *draftContext) validateJob(ctx context.Context, class, target string, p
 	if a.Kind != graph.KindJob {
 		return "", fmt.Errorf("%s is a %s, not an orchestrator job", target, a.Kind)
 	}
-	orch, _, _ := strings.Cut(graph.URN(target).ID(), "/")
+	orch, want, _ := strings.Cut(graph.URN(target).ID(), "/")
 	if a.Attrs["orchestrator"] != "" {
 		orch = a.Attrs["orchestrator"]
 	}
 	if orch != "airflow" {
-		return "", fmt.Errorf("%s is a %s job, not an Airflow DAG: Data Workers pauses, unpauses and triggers only Airflow DAGs; propose it as a step for its owner instead", target, orch)
+		return "", notAirflow(target, orch)
 	}
-	want := a.Attrs["dag_id"]
-	if want == "" {
-		_, want, _ = strings.Cut(graph.URN(target).ID(), "/")
+	if a.Attrs["dag_id"] != "" {
+		want = a.Attrs["dag_id"]
 	}
 	if want != dag {
-		return "", fmt.Errorf("payload.dag_id %q is not the DAG of %s (%q)", dag, target, want)
+		return "", fmt.Errorf("%w: payload.dag_id %q is not the DAG of %s (%q)", ErrTargetMismatch, dag, target, want)
+	}
+	if err := CheckTarget(class, target, payload); err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("%s is a job in the context graph with dag_id %s", target, dag), nil
+}
+
+func notAirflow(target, orch string) error {
+	return fmt.Errorf("%s is a %s job, not an Airflow DAG: Data Workers pauses, unpauses and triggers only Airflow DAGs; propose it as a step for its owner instead", target, orch)
+}
+
+// ErrTargetMismatch means a payload changes another asset than the target its approval was routed by.
+var ErrTargetMismatch = errors.New("target and payload disagree")
+
+// CheckTarget is the rule tying a Data Workers-executed payload to its target, checked right before
+// dispatch (remediation) and, within the stricter checks of ValidateProposals, when a proposal is
+// written. The target's URN decides whose approval a request needs (domains match URNs), so the
+// payload must change the asset that URN names and nothing else. It reads only the URN and the
+// payload, never the context graph: tools can write the graph (register_catalog takes inline YAML),
+// so a graph attr must not be able to point a target at another asset.
+//   - pause_job, unpause_job, trigger_job: the target is job:airflow/<dag_id> of the payload's DAG.
+//     Case is ignored, as domain patterns ignore it, so a match never crosses domains.
+//   - trigger_dbt_run: the target is a dbt asset (dbt:…). Which models a dbt Cloud job builds is
+//     not known to Data Workers, so job_id itself is for the approver to judge.
+//
+// Other classes pass: register_schema's subject is checked by its validator and by dw-schema's
+// register_stream_schema, and owner-only classes are never dispatched.
+func CheckTarget(class, target string, payload map[string]any) error {
+	u := graph.URN(target)
+	system := strings.ToLower(u.System())
+	switch class {
+	case config.ClassPauseJob, config.ClassUnpauseJob, config.ClassTriggerJob:
+		if system != "job" {
+			return fmt.Errorf("%w: %s targets %q, which is not an orchestrator job (job:airflow/<dag_id>)", ErrTargetMismatch, class, target)
+		}
+		orch, want, _ := strings.Cut(u.ID(), "/")
+		if !strings.EqualFold(orch, "airflow") {
+			return fmt.Errorf("%w: %w", ErrTargetMismatch, notAirflow(target, orch))
+		}
+		if dag := payloadString(payload, "dag_id"); want == "" || !strings.EqualFold(dag, want) {
+			return fmt.Errorf("%w: payload.dag_id %q is not the DAG %s names (%q): the target decides who approves, so it must be job:airflow/<the DAG the payload changes>",
+				ErrTargetMismatch, dag, target, want)
+		}
+	case config.ClassTriggerDBTRun:
+		if system != "dbt" {
+			return fmt.Errorf("%w: a trigger_dbt_run targets the dbt asset the run rebuilds (dbt:model.<package>.<model>), not %q", ErrTargetMismatch, target)
+		}
+	}
+	return nil
 }
 
 // validateDBTRun checks a trigger_dbt_run payload as remediate's dispatch reads it: {job_id}, the

@@ -1,6 +1,8 @@
 // Package remediation executes approved actions, and only those policy allows: classes Data Workers
 // may run (Airflow pause/unpause/trigger, dbt Cloud job runs) once a named approval covers exactly the
-// payload, and nothing while the org-wide stop is on. Owner-only classes (connectors, offsets, topics,
+// payload, whose target is the asset the payload changes (plans.CheckTarget, re-checked right
+// before dispatch), in a domain at L2 or above (approvals.CheckAutonomy, re-checked by Authorize),
+// and nothing while the org-wide stop is on. Owner-only classes (connectors, offsets, topics,
 // Flink statements, Tableflow, dbt code) are never executed: they come back as steps for the owner.
 // At L3 a plan step of a reversible class may run without a new approval when its class and target
 // have a clean record of approved, verified runs (see RunPlanStep). Every action is recorded with its
@@ -150,6 +152,12 @@ func (e *Executor) Run(ctx context.Context, requestID int64) (Action, error) {
 // execute claims the action (see claim), dispatches it, and records how it finished. An action
 // someone else already claimed comes back with alreadyErr's error and is not dispatched.
 func (e *Executor) execute(ctx context.Context, a Action, already func(*sql.Tx) (int64, error), alreadyErr func(Action) error, note string) (Action, error) {
+	// The target decided whose approval (or which domain's L3 rule) this ran on; a payload that
+	// changes another asset (a request row written around request_approval's validation) is refused.
+	if err := plans.CheckTarget(a.Class, a.Target, a.Payload); err != nil {
+		return Action{}, fmt.Errorf("%w: %s on %s is not dispatched: %w; request a new approval whose target is the asset the payload changes",
+			approvals.ErrVoided, a.Class, a.Target, err)
+	}
 	a.Status = StatusRunning
 	a.FinishedAt = a.StartedAt
 	done, err := e.claim(ctx, &a, already)

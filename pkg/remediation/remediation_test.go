@@ -309,7 +309,11 @@ func TestL3RefusesWhatTheRuleDoesNotCover(t *testing.T) {
 		}, rerun, "needs L3"},
 		{"a failed earlier run", "L3", func(w *world) {
 			w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
-			w.exec.Run(ctx, w.approved(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: map[string]any{"dag_id": "missing"}}).ID)
+			// Airflow refuses the run (a revoked token): a failed run of this class on this target.
+			token := w.cfg.Airflow.Token
+			w.cfg.Airflow.Token = "revoked"
+			w.exec.Run(ctx, w.approved(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload}).ID)
+			w.cfg.Airflow.Token = token
 		}, rerun, "1 runs failed"},
 		{"an unverified earlier run", "L3", func(w *world) {
 			w.cleanRecord(t, approvals.Proposal{Class: rerun.Class, Target: rerun.Target, Title: "x", Payload: rerun.Payload})
@@ -554,5 +558,133 @@ func TestTruncateCutsOnARuneBoundary(t *testing.T) {
 		if len(got) > tc.n || !utf8.ValidString(got) {
 			t.Errorf("truncate(%d bytes, %d) = %d bytes, valid %v", len(tc.s), tc.n, len(got), utf8.ValidString(got))
 		}
+	}
+}
+
+// forge writes an approved request straight into the store, around request_approval's checks, as
+// a tampered database or another writer could.
+func (w *world) forge(t *testing.T, class, target string, payload map[string]any) int64 {
+	t.Helper()
+	raw, hash, err := approvals.Canonical(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := store.Timestamp(time.Now())
+	res, err := w.st.DB.Exec(`INSERT INTO approval_requests(class, target, title, payload, payload_sha256, domain, approvers, copied, escalation,
+		requested_by, requested_at, expires_at, status, decided_by, decided_at) VALUES (?, ?, 'forged', ?, ?, 'billing', '["ann"]', '[]', '[]',
+		'dw-incidents', ?, ?, 'approved', 'ann', ?)`, class, target, string(raw), hash, now, store.Timestamp(time.Now().Add(time.Hour)), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The target decided whose approval a request needed; a request whose payload changes another
+// asset is refused right before dispatch, whoever wrote it.
+func TestARequestWhosePayloadChangesAnotherTargetIsNotDispatched(t *testing.T) {
+	ctx := context.Background()
+	stripe := map[string]any{"dag_id": "sync_metered_usage_to_stripe"}
+	for _, tc := range []struct {
+		name, class, target string
+		payload             map[string]any
+		want                string
+	}{
+		{"pause_job", config.ClassPauseJob, "job:airflow/sandbox_x", stripe, `payload.dag_id "sync_metered_usage_to_stripe" is not the DAG job:airflow/sandbox_x names`},
+		{"unpause_job", config.ClassUnpauseJob, "job:airflow/sandbox_x", stripe, "is not the DAG job:airflow/sandbox_x names"},
+		{"trigger_job", config.ClassTriggerJob, "job:airflow/sandbox_x", stripe, "is not the DAG job:airflow/sandbox_x names"},
+		{"a job of another orchestrator", config.ClassPauseJob, "job:dagster/sync_metered_usage_to_stripe", stripe, "not an Airflow DAG"},
+		{"a target that is not a job", config.ClassPauseJob, "dbt:model.billing.fct_billable_egress", stripe, "not an orchestrator job"},
+		{"a payload without dag_id", config.ClassTriggerJob, "job:airflow/sandbox_x", map[string]any{"conf": map[string]any{}}, `payload.dag_id ""`},
+		{"trigger_dbt_run aimed at a job", config.ClassTriggerDBTRun, "job:airflow/sandbox_x", map[string]any{"job_id": 55}, "a trigger_dbt_run targets the dbt asset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, "L2")
+			id := w.forge(t, tc.class, tc.target, tc.payload)
+			_, err := w.exec.Run(ctx, id)
+			if !errors.Is(err, approvals.ErrVoided) || !errors.Is(err, plans.ErrTargetMismatch) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrVoided and ErrTargetMismatch mentioning %q", err, tc.want)
+			}
+			var n int
+			if err := w.st.DB.QueryRow(`SELECT count(*) FROM actions`).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("%d actions recorded (%v)", n, err)
+			}
+			if w.airflow.Paused("sync_metered_usage_to_stripe") || len(w.airflow.Runs()) != 0 || len(w.dbt.Causes()) != 0 {
+				t.Fatal("something was dispatched")
+			}
+		})
+	}
+	// The same row with the payload of its own target runs.
+	w := newWorld(t, "L2")
+	if a, err := w.exec.Run(ctx, w.forge(t, config.ClassPauseJob, "job:airflow/sync_metered_usage_to_stripe", stripe)); err != nil || a.Status != StatusSucceeded {
+		t.Fatalf("matching target refused: %+v %v", a, err)
+	}
+}
+
+// L0 and L1 change nothing: an approval granted at L2 does not run once the domain is lowered.
+func TestAnApprovalDoesNotRunOnceItsDomainIsBelowL2(t *testing.T) {
+	ctx := context.Background()
+	for _, level := range []string{"L0", "L1"} {
+		t.Run(level, func(t *testing.T) {
+			w := newWorld(t, "L2")
+			r := w.approved(t, pause)
+			w.cfg.Domains[0].Autonomy = level
+			_, err := w.exec.Run(ctx, r.ID)
+			if !errors.Is(err, approvals.ErrAutonomy) || !strings.Contains(err.Error(), "domains[0].autonomy") || !strings.Contains(err.Error(), "domain billing") {
+				t.Fatalf("err = %v, want ErrAutonomy naming domains[0].autonomy", err)
+			}
+			var n int
+			if err := w.st.DB.QueryRow(`SELECT count(*) FROM actions`).Scan(&n); err != nil || n != 0 || w.airflow.Paused("sync_metered_usage_to_stripe") {
+				t.Fatalf("%d actions recorded, paused %v (%v)", n, w.airflow.Paused("sync_metered_usage_to_stripe"), err)
+			}
+			// Raised back to L2, the same approval runs.
+			w.cfg.Domains[0].Autonomy = "L2"
+			if a, err := w.exec.Run(ctx, r.ID); err != nil || a.Status != StatusSucceeded || !w.airflow.Paused("sync_metered_usage_to_stripe") {
+				t.Fatalf("at L2: %+v %v", a, err)
+			}
+		})
+	}
+	// A second domain covering the target below L2 is enough to refuse.
+	w := newWorld(t, "L2")
+	r := w.approved(t, pause)
+	w.cfg.Domains = append(w.cfg.Domains, config.Domain{Name: "sandbox", Assets: []string{"job:airflow/*"}, Autonomy: "L1"})
+	if _, err := w.exec.Run(ctx, r.ID); !errors.Is(err, approvals.ErrAutonomy) || !strings.Contains(err.Error(), "domains[1].autonomy") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// At L3 no person sees the step, so the same rule holds before an L3 dispatch: a stored plan step
+// (written around propose_remediation's checks) whose payload changes another job than its target
+// does not run, even on a clean record of that very target and payload.
+func TestAnL3PlanStepWhosePayloadChangesAnotherTargetIsNotDispatched(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "L3")
+	step := plans.Proposal{Order: 1, Class: config.ClassTriggerJob, Target: "job:airflow/sandbox_x", Title: "Re-run sandbox",
+		Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}, Executor: plans.ExecutorDataWorkers, Reversible: true}
+	h := hashOf(t, step.Payload)
+	for i := 0; i < CleanRecordRuns; i++ {
+		req := w.forge(t, step.Class, step.Target, step.Payload)
+		if _, err := w.st.DB.Exec(`INSERT INTO actions(request_id, class, target, payload, approved_by, status, started_at, finished_at, verified, authority, payload_sha256)
+			VALUES (?, ?, ?, '{"dag_id":"sync_metered_usage_to_stripe"}', 'ann', 'succeeded', '2026-11-28T12:00:00Z', '2026-11-28T12:00:00Z', 1, 'approval', ?)`,
+			req, step.Class, step.Target, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, step.Class, step.Target, h); !ok {
+		t.Fatalf("setup: the record is not clean: %s", why)
+	}
+	p := w.plan(t, step)
+	_, err := w.exec.RunPlanStep(ctx, stepOf(t, p, 1))
+	if !errors.Is(err, approvals.ErrVoided) || !errors.Is(err, plans.ErrTargetMismatch) {
+		t.Fatalf("err = %v, want ErrVoided and ErrTargetMismatch", err)
+	}
+	if len(w.airflow.Runs()) != 0 {
+		t.Fatal("the Stripe DAG was triggered")
+	}
+	if as, _ := w.exec.ForIncident(ctx, p.IncidentID); len(as) != 0 {
+		t.Fatalf("actions recorded: %+v", as)
 	}
 }
