@@ -6,12 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
-	"github.com/dataworkers/dw/pkg/registry"
-	"github.com/dataworkers/dw/pkg/schema/compat"
 )
 
 type clientProposalParam struct {
@@ -64,22 +61,9 @@ func proposeRemediation(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return proposeResult{}, err
 			}
-			src := plans.Sources{Store: st, Graph: graph.New(st, env.Now), Config: env.Config, Now: env.Now}
+			src := planSources(env, st)
 			if k := env.Config.Kafka; k != nil && len(k.BootstrapServers) > 0 {
 				src.Offsets = plans.KafkaOffsets(k)
-			}
-			if sr := env.Config.SchemaRegistry; sr != nil && sr.URL != "" {
-				src.Level = func(ctx context.Context, subject string) (compat.Level, error) {
-					rc, err := registry.New(sr)
-					if err != nil {
-						return "", err
-					}
-					c, err := rc.SubjectConfig(ctx, subject)
-					if err != nil {
-						return "", fmt.Errorf("read the compatibility rule of %s: %w", subject, err)
-					}
-					return c.Level, nil
-				}
 			}
 			client := make([]plans.ClientProposal, len(p.Proposals))
 			for i, c := range p.Proposals {
