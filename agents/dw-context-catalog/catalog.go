@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -361,6 +363,9 @@ func summarize(br graph.BlastRadius) string {
 
 // ---- import_dbt_manifest ----
 
+// maxManifest bounds a dbt manifest read into memory: large projects write hundreds of megabytes.
+const maxManifest = 1 << 30
+
 type importDBTParams struct {
 	Path   string `json:"path,omitempty" jsonschema:"Path to target/manifest.json (default: dbt.manifest_path from the config)"`
 	Engine string `json:"engine,omitempty" jsonschema:"Warehouse engine the manifest's relations live in (default: the manifest's adapter_type)"`
@@ -384,13 +389,13 @@ func importDBTManifest(d *deps) mcpkit.Tool {
 			if path == "" {
 				return importResult{}, fmt.Errorf("no manifest: pass path, or set dbt.manifest_path in %s", d.env.Config.Source)
 			}
-			raw, err := os.ReadFile(path)
+			raw, err := d.env.ReadFile(path, maxManifest)
 			if err != nil {
 				return importResult{}, fmt.Errorf("read dbt manifest: %w (run dbt compile or dbt build to write target/manifest.json)", err)
 			}
 			m, err := dbt.Parse(raw)
 			if err != nil {
-				return importResult{}, err
+				return importResult{}, mcpkit.ContentError(err, path, raw)
 			}
 			b, stats, err := dbt.Import(m, p.Engine)
 			if err != nil {
@@ -454,6 +459,24 @@ func importPaths(paths []string, one func(path string) (graph.ImportResult, erro
 	return imports, failures, nil
 }
 
+// checkTree refuses a path that is, or a directory holding anywhere below it, one of the store's
+// private files, so an events directory cannot carry a link to the receipts key.
+func (d *deps) checkTree(path string) error {
+	if err := d.env.CheckPath(path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return nil // ReadPath reports what is wrong with it
+	}
+	return filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		return d.env.CheckPath(p)
+	})
+}
+
 func importOpenLineage(d *deps) mcpkit.Tool {
 	return mcpkit.Write("import_openlineage_events",
 		"Import OpenLineage run events (Airflow, Spark, Flink, dbt emit them) from a file or directory: datasets, jobs, "+
@@ -472,9 +495,12 @@ func importOpenLineage(d *deps) mcpkit.Tool {
 				return importOLResult{}, err
 			}
 			imports, failures, err := importPaths(paths, func(path string) (graph.ImportResult, error) {
+				if err := d.checkTree(path); err != nil {
+					return graph.ImportResult{}, err
+				}
 				evs, err := openlineage.ReadPath(path)
 				if err != nil {
-					return graph.ImportResult{}, err
+					return graph.ImportResult{}, mcpkit.ContentError(err, path, nil)
 				}
 				batches, err := openlineage.ImportJobs(evs)
 				if err != nil {
@@ -645,9 +671,12 @@ func registerAssets(d *deps) mcpkit.Tool {
 				return registerResult{}, err
 			}
 			imports, failures, err := importPaths(paths, func(path string) (graph.ImportResult, error) {
+				if err := d.env.CheckPath(path); err != nil {
+					return graph.ImportResult{}, err
+				}
 				b, err := catalogfile.Load(path)
 				if err != nil {
-					return graph.ImportResult{}, err
+					return graph.ImportResult{}, mcpkit.ContentError(err, path, nil)
 				}
 				return g.Import(ctx, b)
 			})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/mcpkit"
@@ -41,5 +42,6 @@ func receiptChain(ctx context.Context, env *mcpkit.Env) (*receipts.Chain, error)
 	if err != nil {
 		return nil, err
 	}
+	env.AddSecret(hex.EncodeToString(key)) // never shown in a result or a log, whatever a backend echoes
 	return receipts.Open(ctx, st, key, env.Now)
 }

@@ -90,7 +90,7 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if err != nil {
 		return nil, err
 	}
-	proposed, err := in.load(formatOf(s))
+	proposed, err := d.load(in, formatOf(s))
 	if err != nil {
 		return nil, fmt.Errorf("proposed schema: %w", err)
 	}

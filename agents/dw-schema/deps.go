@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -87,32 +85,16 @@ func formatFor(typ, file string, fallback schema.Format) (schema.Format, error) 
 // device or a huge file into memory.
 const maxSchemaFile = 1 << 20
 
-// readSchemaFile reads a regular file of at most maxSchemaFile bytes. Devices, pipes
-// (/dev/stdin, /dev/zero) and directories are refused before they are opened, so a FIFO cannot
-// block the call.
-func readSchemaFile(path string) (string, error) {
-	const hint = "(paths are relative to the directory dw-schema runs in)"
-	fi, err := os.Stat(path)
+// readSchemaFile reads a caller's schema file through the one guarded reader (Env.ReadFile): a
+// regular file of at most maxSchemaFile bytes, never a device, a pipe or one of the store's private
+// files (its database or receipts key), whatever path or link names it.
+func (d *deps) readSchemaFile(path string) (string, error) {
+	b, err := d.env.ReadFile(path, maxSchemaFile)
+	if errors.Is(err, mcpkit.ErrPrivateFile) {
+		return "", err
+	}
 	if err != nil {
-		return "", fmt.Errorf("cannot read schema file: %w %s", err, hint)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("cannot read schema file %s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("cannot read schema file: %w %s", err, hint)
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() { // replaced between the two looks
-		return "", fmt.Errorf("cannot read schema file %s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSchemaFile+1))
-	if err != nil {
-		return "", fmt.Errorf("cannot read schema file %s: %w", path, err)
-	}
-	if len(b) > maxSchemaFile {
-		return "", fmt.Errorf("cannot read schema file %s: larger than %d bytes, which no schema is", path, maxSchemaFile)
+		return "", fmt.Errorf("cannot read schema file: %w (paths are relative to the directory dw-schema runs in)", err)
 	}
 	return string(b), nil
 }
@@ -120,15 +102,16 @@ func readSchemaFile(path string) (string, error) {
 func (in schemaInput) given() bool { return in.Text != "" || in.File != "" }
 
 // load reads and parses the schema; the format comes from schema_type, else the file extension
-// (.avsc, .proto, .json), else the subject's format (fallback), else AVRO for inline text.
-func (in schemaInput) load(fallback schema.Format) (*schema.Schema, error) {
+// (.avsc, .proto, .json), else the subject's format (fallback), else AVRO for inline text. A parse
+// error about a file quotes no more than a short excerpt of it.
+func (d *deps) load(in schemaInput, fallback schema.Format) (*schema.Schema, error) {
 	text := in.Text
 	if in.File != "" {
 		if in.Text != "" {
 			return nil, errors.New("give the schema inline or as a file, not both")
 		}
 		var err error
-		if text, err = readSchemaFile(in.File); err != nil {
+		if text, err = d.readSchemaFile(in.File); err != nil {
 			return nil, err
 		}
 	}
@@ -136,7 +119,11 @@ func (in schemaInput) load(fallback schema.Format) (*schema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return schema.Parse(f, text)
+	s, err := schema.Parse(f, text)
+	if err != nil && in.File != "" {
+		return nil, mcpkit.ContentError(fmt.Errorf("%s: %w", in.File, err), in.File, []byte(text))
+	}
+	return s, err
 }
 
 // earlierVersion is an earlier version given in the call, for CI without a registry.
@@ -155,6 +142,7 @@ func (d *deps) history(ctx context.Context, name, level, policy, schemaType stri
 func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType string, earlier []earlierVersion, allowNew bool) (*subject.Subject, error) {
 	if len(earlier) > 0 {
 		var given []subject.Given
+		var files []byte // what the earlier versions' files hold, kept out of parse errors
 		// A file whose extension says nothing takes the format the other versions' files name.
 		var known schema.Format
 		for _, e := range earlier {
@@ -171,9 +159,10 @@ func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType st
 			text := e.Schema
 			if e.File != "" {
 				var err error
-				if text, err = readSchemaFile(e.File); err != nil {
+				if text, err = d.readSchemaFile(e.File); err != nil {
 					return nil, fmt.Errorf("earlier_versions[%d]: %w", i, err)
 				}
+				files = append(append(files, text...), 0)
 			}
 			f, err := formatFor(schemaType, e.File, known)
 			if err != nil {
@@ -188,7 +177,11 @@ func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType st
 		if name == "" {
 			name = "(offline)"
 		}
-		return subject.Offline(name, lvl, pol, given)
+		s, err := subject.Offline(name, lvl, pol, given)
+		if err != nil && files != nil {
+			return nil, mcpkit.ContentError(err, "", files)
+		}
+		return s, err
 	}
 	if name == "" {
 		return nil, errors.New("name the subject (e.g. api-usage-value), or give earlier_versions to check offline")

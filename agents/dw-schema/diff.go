@@ -41,10 +41,10 @@ func diffSchemaVersions(d *deps) mcpkit.Tool {
 					return diffResult{}, errors.New("old_schema was given without schema: give both to diff without a registry")
 				}
 				var err error
-				if old, err = oldIn.load(""); err != nil {
+				if old, err = d.load(oldIn, ""); err != nil {
 					return diffResult{}, fmt.Errorf("old schema: %w", err)
 				}
-				if nw, err = newIn.load(old.Format); err != nil {
+				if nw, err = d.load(newIn, old.Format); err != nil {
 					return diffResult{}, fmt.Errorf("new schema: %w", err)
 				}
 				fromLabel, toLabel = "old schema", "new schema"
@@ -54,7 +54,7 @@ func diffSchemaVersions(d *deps) mcpkit.Tool {
 					return diffResult{}, err
 				}
 				if newIn.given() {
-					if nw, err = newIn.load(formatOf(s)); err != nil {
+					if nw, err = d.load(newIn, formatOf(s)); err != nil {
 						return diffResult{}, fmt.Errorf("proposed schema: %w", err)
 					}
 					toLabel = "proposed schema"

@@ -149,6 +149,7 @@ func TestVerdictsApplyLogicalAndNameAnUnappliedGroup(t *testing.T) {
 // Schema files are regular files of at most 1 MiB; devices, directories and huge files are clear
 // errors, and an extension that names no format takes the subject's instead of forcing Avro.
 func TestSchemaFilesAreBoundedRegularFiles(t *testing.T) {
+	d := &deps{env: mcpkittest.Env(t, "dw-schema")}
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.avsc")
 	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), maxSchemaFile+1), 0o644); err != nil {
@@ -161,7 +162,7 @@ func TestSchemaFilesAreBoundedRegularFiles(t *testing.T) {
 		{big, "larger than"},
 		{filepath.Join(dir, "missing.avsc"), "cannot read schema file"},
 	} {
-		if _, err := (schemaInput{File: c.path}).load(""); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := d.load(schemaInput{File: c.path}, ""); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("load(%s) = %v, want %q", c.path, err, c.want)
 		}
 	}
@@ -170,14 +171,14 @@ func TestSchemaFilesAreBoundedRegularFiles(t *testing.T) {
 	if err := os.WriteFile(js, []byte(`{"type":"object","properties":{"id":{"type":"string"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := (schemaInput{File: js}).load(schema.JSON)
+	s, err := d.load(schemaInput{File: js}, schema.JSON)
 	if err != nil || s.Format != schema.JSON {
 		t.Fatalf("unknown extension with a JSON subject: %v, %v", s, err)
 	}
-	if _, err := (schemaInput{File: js}).load(""); err == nil || !strings.Contains(err.Error(), "schema_type") {
+	if _, err := d.load(schemaInput{File: js}, ""); err == nil || !strings.Contains(err.Error(), "schema_type") {
 		t.Fatalf("unknown extension without a subject format: %v", err)
 	}
-	if s, err := (schemaInput{File: js, Type: "JSON"}).load(schema.Avro); err != nil || s.Format != schema.JSON {
+	if s, err := d.load(schemaInput{File: js, Type: "JSON"}, schema.Avro); err != nil || s.Format != schema.JSON {
 		t.Fatalf("schema_type wins: %v, %v", s, err)
 	}
 }

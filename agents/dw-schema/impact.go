@@ -38,7 +38,7 @@ func (d *deps) change(ctx context.Context, name string, in schemaInput, version,
 	}
 	ch := &change{subj: s}
 	if in.given() {
-		if ch.new, err = in.load(formatOf(s)); err != nil {
+		if ch.new, err = d.load(in, formatOf(s)); err != nil {
 			return nil, fmt.Errorf("proposed schema: %w", err)
 		}
 		from, err := s.Get(base)

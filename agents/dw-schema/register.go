@@ -42,7 +42,7 @@ func registerStreamSchema(d *deps) mcpkit.Tool {
 			if !in.given() {
 				return registerResult{}, errors.New("give the schema (schema or schema_file)")
 			}
-			s, err := in.load("")
+			s, err := d.load(in, "")
 			if err != nil {
 				return registerResult{}, err
 			}

@@ -31,7 +31,7 @@ func TestRegistrationNeedsAnApprovalForExactlyThatSchemaAndHonoursTheStop(t *tes
 	}
 	st, _ := env.Store.Get(ctx)
 	svc := approvals.New(st, env.Config, env.Now, nil)
-	s, err := schemaInput{Text: v13}.load("")
+	s, err := (&deps{env: env}).load(schemaInput{Text: v13}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

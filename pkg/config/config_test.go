@@ -202,3 +202,23 @@ func TestWarehouseDSNSecretsAreRedactedInEveryForm(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactorAddScrubsRuntimeSecrets(t *testing.T) {
+	r := (&Config{}).NewRedactor()
+	key := "2597e547aa00bb11cc22dd33ee44ff5566778899aabbccddeeff001122334455"
+	if got := r.Redact("avro: unknown type: " + key); !strings.Contains(got, key) {
+		t.Fatalf("nothing added yet, want text unchanged, got %q", got)
+	}
+	r.Add(key)
+	r.Add(key)  // twice is once
+	r.Add("ab") // too short to be a secret: would scrub ordinary words
+	for _, msg := range []string{"avro: unknown type: " + key, key + key} {
+		got := r.Redact(msg)
+		if strings.Contains(got, key) || !strings.Contains(got, "[redacted]") {
+			t.Errorf("Redact(%q) = %q", msg, got)
+		}
+	}
+	if got := r.Redact("about abc"); got != "about abc" {
+		t.Errorf("short value was treated as a secret: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -402,15 +403,45 @@ func dsnSecrets(dsn string) []string {
 
 // Redactor returns a function that replaces every configured secret in s with "[redacted]".
 func (c *Config) Redactor() func(string) string {
-	secrets := c.Secrets()
-	return func(s string) string {
-		for _, sec := range secrets {
-			if strings.Contains(s, sec) {
-				s = strings.ReplaceAll(s, sec, "[redacted]")
-			}
-		}
-		return s
+	return c.NewRedactor().Redact
+}
+
+// NewRedactor returns a Redactor over the configured secrets; secrets known only at run time (the
+// receipts key once it is loaded) are added to it with Add.
+func (c *Config) NewRedactor() *Redactor {
+	return &Redactor{secrets: c.Secrets()}
+}
+
+// Redactor replaces known secrets with "[redacted]". It is safe for concurrent use: tools run
+// concurrently and a secret may be added while another call is being scrubbed.
+type Redactor struct {
+	mu      sync.RWMutex
+	secrets []string
+}
+
+// Add makes s a secret from now on. Values shorter than 4 bytes are ignored, as in the config,
+// because they would scrub ordinary words.
+func (r *Redactor) Add(s string) {
+	if len(s) < 4 {
+		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.secrets, s) {
+		r.secrets = append(r.secrets, s)
+	}
+}
+
+// Redact returns s with every secret replaced by "[redacted]".
+func (r *Redactor) Redact(s string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
 }
 
 // ProblemList is a validation failure listing every problem found, each saying how to fix it.

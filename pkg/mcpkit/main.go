@@ -34,8 +34,17 @@ type Env struct {
 	Store  *store.Lazy
 	Now    func() time.Time
 	Redact func(string) string
+	// Secrets is the redactor behind Redact; AddSecret adds secrets known only at run time.
+	Secrets *config.Redactor
 	// Lookup reads the process environment (for human subcommands such as DW_APPROVER_TOKEN).
 	Lookup config.LookupEnv
+}
+
+// AddSecret makes s a secret Redact scrubs from now on (e.g. the receipts key, once loaded).
+func (e *Env) AddSecret(s string) {
+	if e.Secrets != nil {
+		e.Secrets.Add(s)
+	}
 }
 
 // Getenv returns an environment variable, or "".
@@ -135,7 +144,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	}
 	srv := NewServer(tools, ServerOptions{
 		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
-		Logger: logger, Redact: e.Redact, Record: e.recordCall,
+		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall,
 	})
 	switch cmd {
 	case "serve":
@@ -156,14 +165,16 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	secrets := cfg.NewRedactor()
 	return &Env{
-		Agent:  agent,
-		Config: cfg,
-		Logger: logger,
-		Store:  store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout}),
-		Now:    time.Now,
-		Redact: cfg.Redactor(),
-		Lookup: env,
+		Agent:   agent,
+		Config:  cfg,
+		Logger:  RedactingLogger(logger, secrets.Redact),
+		Store:   store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout}),
+		Now:     time.Now,
+		Redact:  secrets.Redact,
+		Secrets: secrets,
+		Lookup:  env,
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -59,7 +60,7 @@ type CallRecorder func(ctx context.Context, tool string, args []byte, outcome st
 type ServerOptions struct {
 	Name, Version, Instructions string
 	Logger                      *slog.Logger
-	// Redact scrubs secrets from error texts before they leave the process.
+	// Redact scrubs secrets from every result, error and log line before it leaves the process.
 	Redact func(string) string
 	// Record, when set, is told about every call.
 	Record CallRecorder
@@ -68,6 +69,7 @@ type ServerOptions struct {
 // NewServer builds the MCP server every agent serves: recovery, input and output schema validation,
 // request logs on the given (stderr) logger, secret scrubbing and the audit hook.
 func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
+	o.Logger = RedactingLogger(o.Logger, o.Redact)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
@@ -91,18 +93,20 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 	return s
 }
 
-// auditMiddleware scrubs secrets from error results and records every call.
+// auditMiddleware scrubs secrets from every result (error or not) and records every call. It hands
+// the server's logger to the handler, so a panic is logged through the same scrubbing.
 func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			start := time.Now()
+			if o.Logger != nil {
+				ctx = context.WithValue(ctx, loggerKey{}, o.Logger)
+			}
 			res, err := next(ctx, req)
-			if res != nil && res.IsError && o.Redact != nil {
-				for i, c := range res.Content {
-					if tc, ok := c.(mcp.TextContent); ok {
-						tc.Text = o.Redact(tc.Text)
-						res.Content[i] = tc
-					}
+			redactResult(res, o.Redact)
+			if err != nil && o.Redact != nil {
+				if msg := o.Redact(err.Error()); msg != err.Error() {
+					err = errors.New(msg)
 				}
 			}
 			if o.Record != nil {

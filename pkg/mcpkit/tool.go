@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -115,7 +114,7 @@ func handler[In, Out any](name string, v *argValidator, fn func(context.Context,
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				slog.ErrorContext(ctx, "tool panicked", "tool", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				loggerFrom(ctx).ErrorContext(ctx, "tool panicked", "tool", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				res, err = mcp.NewToolResultError(fmt.Sprintf("internal error in %s: %v (this is a bug; the call had no effect it could not report)", name, p)), nil
 			}
 		}()

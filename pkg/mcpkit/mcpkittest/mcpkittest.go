@@ -33,7 +33,8 @@ func Env(t testing.TB, agent string) *mcpkit.Env {
 	}
 	lazy := store.NewLazy(cfg.Store.Path, store.Options{})
 	t.Cleanup(func() { lazy.Close() })
-	return &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: cfg.Redactor()}
+	secrets := cfg.NewRedactor()
+	return &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: secrets.Redact, Secrets: secrets}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
+	"github.com/dataworkers/dw/pkg/receipts"
+)
+
+// Every path a catalog import takes refuses the store's private files — the receipts key, the
+// database, a symlink to the key, a ../ path, a hard link, an events directory holding a link —
+// with an error that quotes none of their content.
+func TestCatalogImportsRefuseTheStoresPrivateFiles(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-context-catalog")
+	if _, err := env.Store.Get(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	storePath := env.Config.Store.Path
+	keyPath := receipts.KeyPath(storePath)
+	key, err := receipts.LoadOrCreateKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyHex := hex.EncodeToString(key)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "catalog.yaml")
+	must(t, os.Symlink(keyPath, link))
+	hard := filepath.Join(filepath.Dir(keyPath), "manifest.json")
+	must(t, os.Link(keyPath, hard))
+	sub := filepath.Join(filepath.Dir(keyPath), "target")
+	must(t, os.Mkdir(sub, 0o755))
+	events := filepath.Join(dir, "events")
+	must(t, os.Mkdir(events, 0o755))
+	must(t, os.Symlink(keyPath, filepath.Join(events, "run.json")))
+	paths := map[string]string{
+		"key": keyPath, "db": storePath, "wal": storePath + "-wal", "symlink": link, "hardlink": hard,
+		"dotdot": filepath.Join(sub, "..", "receipts.key"),
+	}
+	tl := map[string]func(string) map[string]any{
+		"import_dbt_manifest":       func(p string) map[string]any { return map[string]any{"path": p} },
+		"import_openlineage_events": func(p string) map[string]any { return map[string]any{"path": p} },
+		"register_assets":           func(p string) map[string]any { return map[string]any{"path": p} },
+	}
+	byName := map[string]bool{}
+	for _, tool := range tools(env) {
+		args, ok := tl[tool.Def.Name]
+		if !ok {
+			continue
+		}
+		byName[tool.Def.Name] = true
+		cases := maps.Clone(paths)
+		if tool.Def.Name == "import_openlineage_events" {
+			cases["directory with a link"] = events
+		}
+		for how, p := range cases {
+			msg := mcpkittest.Call(t, tool, args(p), nil)
+			if !strings.Contains(msg, "private file of the Data Workers store") {
+				t.Errorf("%s (%s %s): want a refusal, got %q", tool.Def.Name, how, p, msg)
+			}
+			if strings.Contains(msg, keyHex[:8]) || strings.Contains(msg, "SQLite") {
+				t.Errorf("%s (%s): error quotes content: %q", tool.Def.Name, how, msg)
+			}
+		}
+	}
+	if len(byName) != len(tl) {
+		t.Fatalf("tools checked: %v, want all of %d", byName, len(tl))
+	}
+}
+
+// Parse errors of caller-named files quote at most a short excerpt of them.
+func TestCatalogParseErrorsQuoteOnlyAShortExcerpt(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-context-catalog")
+	secret := strings.Repeat("2597e547ab", 6) + "cdef"
+	dir := t.TempDir()
+	cases := []struct{ tool, file, body string }{
+		{"import_dbt_manifest", "manifest.json", `{"metadata":{"dbt_version":` + `"x"},"nodes":{"model.a":{"unique_id":"model.a","resource_type":` + secret + `}}}`},
+		{"import_dbt_manifest", "bare.json", secret},
+		{"import_openlineage_events", "events.json", `{"eventType":"COMPLETE","eventTime":"` + secret + `","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`},
+		{"register_assets", "catalog.yaml", "assets:\n  - urn: " + secret + "\n    " + secret + ": 1\n"},
+		{"register_assets", "bare.yaml", secret + "\n"},
+	}
+	all := tools(env)
+	for _, c := range cases {
+		p := filepath.Join(dir, c.file)
+		must(t, os.WriteFile(p, []byte(c.body), 0o600))
+		for _, tool := range all {
+			if tool.Def.Name != c.tool {
+				continue
+			}
+			msg := mcpkittest.Call(t, tool, map[string]any{"path": p}, nil)
+			if msg == "" {
+				t.Errorf("%s %s: want a parse error", c.tool, c.file)
+			}
+			if strings.Contains(msg, secret[:16]) {
+				t.Errorf("%s %s: error quotes more than a short excerpt: %q", c.tool, c.file, msg)
+			}
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,168 @@
+package mcpkit
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/receipts"
+)
+
+// storeEnv is an Env whose store lives in a fresh directory holding a database file and a key.
+func storeEnv(t *testing.T) (*Env, string) {
+	t.Helper()
+	dir := t.TempDir()
+	storePath := filepath.Join(dir, "dw.db")
+	writeFile(t, storePath, "SQLite format 3\x00")
+	writeFile(t, storePath+"-wal", "wal")
+	if _, err := receipts.LoadOrCreateKey(receipts.KeyPath(storePath)); err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Config: &config.Config{Store: config.Store{Path: storePath}}}, dir
+}
+
+func TestCheckPathRefusesPrivateFilesHoweverNamed(t *testing.T) {
+	e, dir := storeEnv(t)
+	key := receipts.KeyPath(filepath.Join(dir, "dw.db"))
+	other := t.TempDir()
+	link := filepath.Join(other, "schema.avsc")
+	if err := os.Symlink(key, link); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(other, "store")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	rel, _ := filepath.Rel(wd, key)
+	refused := map[string]string{
+		"key":                 key,
+		"db":                  filepath.Join(dir, "dw.db"),
+		"wal":                 filepath.Join(dir, "dw.db-wal"),
+		"shm (not yet there)": filepath.Join(dir, "dw.db-shm"),
+		"journal":             filepath.Join(dir, "dw.db-journal"),
+		"key being written":   filepath.Join(dir, ".receipts.key.123456"),
+		"symlink to key":      link,
+		"through a dir link":  filepath.Join(dirLink, "receipts.key"),
+		"dotdot":              filepath.Join(dir, "sub", "..", "receipts.key"),
+		"dotdot missing dir":  filepath.Join(dir, "nope", "..", "receipts.key"),
+		"relative":            rel,
+	}
+	for how, p := range refused {
+		err := e.CheckPath(p)
+		if !errors.Is(err, ErrPrivateFile) {
+			t.Errorf("%s (%s): got %v, want ErrPrivateFile", how, p, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error should name the path given: %v", how, err)
+		}
+		if _, err := e.ReadFile(p, 1<<20); !errors.Is(err, ErrPrivateFile) {
+			t.Errorf("ReadFile %s: got %v", how, err)
+		}
+	}
+	ok := filepath.Join(dir, "schema.avsc") // beside the store, but not the store's
+	writeFile(t, ok, `"string"`)
+	for _, p := range []string{ok, filepath.Join(dir, "missing.avsc"), filepath.Join(other, "x.json")} {
+		if err := e.CheckPath(p); err != nil {
+			t.Errorf("CheckPath(%s) = %v, want nil", p, err)
+		}
+	}
+	if b, err := e.ReadFile(ok, 100); err != nil || string(b) != `"string"` {
+		t.Errorf("ReadFile(ok) = %q, %v", b, err)
+	}
+}
+
+func TestCheckPathRefusesAHardLinkToTheKey(t *testing.T) {
+	e, dir := storeEnv(t)
+	hard := filepath.Join(t.TempDir(), "k.avsc")
+	if err := os.Link(receipts.KeyPath(filepath.Join(dir, "dw.db")), hard); err != nil {
+		t.Skipf("no hard links across these directories: %v", err)
+	}
+	if err := e.CheckPath(hard); !errors.Is(err, ErrPrivateFile) {
+		t.Errorf("hard link: %v", err)
+	}
+}
+
+func TestReadFileRefusesDevicesDirectoriesAndHugeFiles(t *testing.T) {
+	e, dir := storeEnv(t)
+	big := filepath.Join(dir, "big.json")
+	writeFile(t, big, strings.Repeat(" ", 101))
+	for _, c := range []struct{ path, want string }{
+		{"/dev/null", "not a regular file"},
+		{dir, "not a regular file"},
+		{big, "larger than 100 bytes"},
+		{filepath.Join(dir, "missing"), "no such file"},
+	} {
+		if _, err := e.ReadFile(c.path, 100); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadFile(%s) = %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+func TestSanitizeExcerpts(t *testing.T) {
+	key := "2597e547aa00bb11cc22dd33ee44ff5566778899aabbccddeeff001122334455"
+	for _, c := range []struct {
+		name, msg, path string
+		content         []byte
+		want            string
+	}{
+		{"avro unknown type", "avro: unknown type: " + key, "k.avsc", []byte(key + "\n"), "avro: unknown type: 2597e547…"},
+		{"quoted", `unknown type "` + key + `" (want one of string)`, "", []byte(key), `unknown type "2597e547…" (want one of string)`},
+		{"short words stay", "line 3: field owner not found", "", []byte("owner: x"), "line 3: field owner not found"},
+		{"long words not from the file stay", "cannot unmarshal into catalogfile.assetEntry", "", []byte("x"), "cannot unmarshal into catalogfile.assetEntry"},
+		{"the path stays", "/very/long/path/to/schemas/orders-value.avsc: bad", "/very/long/path/to/schemas/orders-value.avsc", []byte("/very/long/path/to/schemas/orders-value.avsc"), "/very/long/path/to/schemas/orders-value.avsc: bad"},
+		{"no content: long words cut", `parsing time "` + key + `"`, "", nil, `parsing time "2597e547…"`},
+		{"no content: file names stay", "/tmp/events/run-2026-11-29.json: bad", "", nil, "/tmp/events/run-2026-11-29.json: bad"},
+		{"control characters", "bad\x00\x1b[31m " + key, "", []byte(key), "bad  [31m 2597e547…"},
+	} {
+		if got := SanitizeExcerpts(c.msg, c.path, c.content); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+	long := strings.Repeat("word ", 200)
+	if got := SanitizeExcerpts(long, "", nil); utf8.RuneCountInString(got) != maxErrorText+1 {
+		t.Errorf("long message not bounded: %d runes", utf8.RuneCountInString(got))
+	}
+	base := errors.New("avro: unknown type: " + key)
+	err := ContentError(base, "k.avsc", []byte(key))
+	if strings.Contains(err.Error(), key) || !errors.Is(err, base) {
+		t.Errorf("ContentError = %v (Is base: %v)", err, errors.Is(err, base))
+	}
+	if clean := errors.New("fine"); ContentError(clean, "", nil) != clean {
+		t.Error("an error with nothing to cut should come back as it was")
+	}
+}
+
+// FuzzSanitizeExcerpts: never panics, stays bounded, and no word it keeps that is longer than an
+// excerpt occurs in the content.
+func FuzzSanitizeExcerpts(f *testing.F) {
+	f.Add("avro: unknown type: 2597e547aa00bb11cc22dd33ee44ff55", "2597e547aa00bb11cc22dd33ee44ff55")
+	f.Add(`unknown type "abcdefghijklmnopqrstuvwxyz"`, `{"type":"abcdefghijklmnopqrstuvwxyz"}`)
+	f.Add("\xff\xfe bad utf8 \x00 aaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaaaaaa")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, msg, content string) {
+		got := SanitizeExcerpts(msg, "", []byte(content))
+		if n := utf8.RuneCountInString(got); n > maxErrorText+1 {
+			t.Fatalf("%d runes", n)
+		}
+		words := strings.FieldsFunc(got, func(r rune) bool {
+			return strings.ContainsRune(" \t\n\r\v\f\"'`:,;()[]{}<>=", r) || r < 0x20 || r == 0x7f || r == 0x85 || r == 0xa0
+		})
+		if len(words) > 0 {
+			words = words[:len(words)-1] // the last may be cut by the bound
+		}
+		for _, w := range words {
+			if utf8.RuneCountInString(w) > maxExcerpt && strings.Contains(content, w) {
+				t.Fatalf("kept %q from the content in %q", w, got)
+			}
+		}
+	})
+}
