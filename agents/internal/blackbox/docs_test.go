@@ -50,11 +50,19 @@ func kindOf(tl listedTool) string {
 	return "write"
 }
 
+// firstSentence ends at the first ". " that does not close an abbreviation such as "e.g." or "i.e.".
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
+	for from := 0; ; {
+		i := strings.Index(s[from:], ". ")
+		if i < 0 {
+			return s
+		}
+		end := from + i + 1
+		if !strings.HasSuffix(s[:end], "e.g.") && !strings.HasSuffix(s[:end], "i.e.") && !strings.HasSuffix(s[:end], "etc.") {
+			return s[:end]
+		}
+		from = end
 	}
-	return s
 }
 
 // TestToolDocsMatchTheBinaries regenerates docs/tools.md and README.md's tools table from each
