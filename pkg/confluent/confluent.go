@@ -6,6 +6,7 @@ package confluent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -141,6 +142,16 @@ type wireStatement struct {
 		LatestOffsetsTimestamp *time.Time        `json:"latest_offsets_timestamp"`
 		EndTime                *time.Time        `json:"end_time"`
 	} `json:"status"`
+}
+
+// ParseStatement decodes one sql/v1 Statement object as the Confluent Cloud API serves it (the
+// shape GetStatement reads), with the same credential masking.
+func ParseStatement(raw []byte) (Statement, error) {
+	var w wireStatement
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Statement{}, fmt.Errorf("flink statement: %w", err)
+	}
+	return w.statement(), nil
 }
 
 func (w wireStatement) statement() Statement {

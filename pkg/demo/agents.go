@@ -24,8 +24,10 @@ var AgentNames = []string{"dw-connectors", "dw-schema", "dw-context-catalog", "d
 // Each server starts on first use and stays up until Close.
 type agents struct {
 	bin  string   // directory holding the binaries
-	env  []string // DW_CONFIG, DW_HOME … added to the inherited environment
+	env  []string // DW_CONFIG, DW_HOME … added to the inherited environment minus its DW_* (see baseEnv)
 	logs string   // each server's stderr goes to logs/<agent>.log
+	// onProgress, when set, sees each progress notification a server sends during a call.
+	onProgress func(agent, message string)
 
 	mu      sync.Mutex
 	clients map[string]*client.Client
@@ -58,7 +60,7 @@ func (a *agents) client(ctx context.Context, name string) (*client.Client, error
 	var cmd *exec.Cmd
 	spawn := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 		cmd = exec.Command(command, args...)
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = baseEnv(env)
 		return cmd, nil
 	}
 	t := transport.NewStdioWithOptions(filepath.Join(a.bin, name), a.env, nil,
@@ -67,6 +69,17 @@ func (a *agents) client(ctx context.Context, name string) (*client.Client, error
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	c := client.NewClient(t)
+	// Start (the transport is already running) wires the client's notification handlers.
+	if err := c.Start(ctx); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("start %s client: %w", name, err)
+	}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) && a.onProgress != nil {
+			msg, _ := n.Params.AdditionalFields["message"].(string)
+			a.onProgress(name, msg)
+		}
+	})
 	if cmd != nil && cmd.Process != nil {
 		a.pids = append(a.pids, cmd.Process.Pid)
 	}
@@ -98,7 +111,9 @@ func (a *agents) call(ctx context.Context, agent, tool string, args any, out any
 			return err
 		}
 	}
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: m}})
+	// A progress token asks long tools (sync_catalog, monitors) for progress notifications.
+	params := mcp.CallToolParams{Name: tool, Arguments: m, Meta: &mcp.Meta{ProgressToken: tool}}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: params})
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", agent, tool, err)
 	}
@@ -145,7 +160,7 @@ func (a *agents) tools(ctx context.Context, agent string) ([]string, error) {
 // its stdout and exit code; extra is added to the environment.
 func (a *agents) run(ctx context.Context, agent string, extra []string, args ...string) (stdout string, code int, err error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(a.bin, agent), args...)
-	cmd.Env = append(append(os.Environ(), a.env...), extra...)
+	cmd.Env = append(baseEnv(a.env), extra...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
@@ -162,6 +177,19 @@ func (a *agents) run(ctx context.Context, agent string, extra []string, args ...
 		return out.String(), -1, err
 	}
 	return out.String(), 0, nil
+}
+
+// baseEnv is the user's environment without any DW_* setting (DW_READ_ONLY, DW_TOOLS,
+// DW_EXCLUDE_TOOLS, DW_APPROVER_TOKEN … would change what the story's agents may do), plus the
+// demo's own settings. The approver token is added only to the human CLI call that approves.
+func baseEnv(own []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DW_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, own...)
 }
 
 // Close ends every server (stdin closed, then terminated if it lingers) and closes the logs.

@@ -2,13 +2,13 @@ package demo
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/confluent"
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
 )
 
@@ -90,36 +90,21 @@ func LoadArtifacts(root string) (*Artifacts, error) {
 	return a, nil
 }
 
-// apiStatement is the part of a sql/v1 Statement object the Flink stand-in serves back.
-type apiStatement struct {
-	Name     string `json:"name"`
-	Metadata struct {
-		CreatedAt time.Time         `json:"created_at"`
-		Labels    map[string]string `json:"labels"`
-	} `json:"metadata"`
-	Spec struct {
-		Statement     string            `json:"statement"`
-		Properties    map[string]string `json:"properties"`
-		ComputePoolID string            `json:"compute_pool_id"`
-	} `json:"spec"`
-	Status struct {
-		Phase  string `json:"phase"`
-		Traits struct {
-			SQLKind string `json:"sql_kind"`
-		} `json:"traits"`
-		LatestOffsets map[string]string `json:"latest_offsets"`
-	} `json:"status"`
-}
-
+// parseStatement reads a statement file with pkg/confluent's parser of the sql/v1 Statement
+// object, into the shape the Flink stand-in serves back.
 func parseStatement(raw []byte) (confluenttest.Statement, error) {
-	var s apiStatement
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, err := confluent.ParseStatement(raw)
+	if err != nil {
 		return confluenttest.Statement{}, err
 	}
-	if s.Name == "" || strings.TrimSpace(s.Spec.Statement) == "" {
+	if s.Name == "" || strings.TrimSpace(s.SQL) == "" {
 		return confluenttest.Statement{}, fmt.Errorf("statement without name or SQL")
 	}
-	return confluenttest.Statement{Name: s.Name, SQL: s.Spec.Statement, Phase: s.Status.Phase, CreatedAt: s.Metadata.CreatedAt,
-		ComputePoolID: s.Spec.ComputePoolID, Properties: s.Spec.Properties, Labels: s.Metadata.Labels, SQLKind: s.Status.Traits.SQLKind,
-		LatestOffsets: s.Status.LatestOffsets}, nil
+	var created time.Time
+	if s.CreatedAt != nil {
+		created = *s.CreatedAt
+	}
+	return confluenttest.Statement{Name: s.Name, SQL: s.SQL, Phase: s.Phase, CreatedAt: created,
+		ComputePoolID: s.ComputePoolID, Properties: s.Properties, Labels: s.Labels, SQLKind: s.SQLKind,
+		LatestOffsets: s.LatestOffsets}, nil
 }

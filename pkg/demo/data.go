@@ -114,26 +114,26 @@ type Row struct {
 	RequestCount int64
 }
 
-// Rollup computes what the hourly statement writes for events: SUM of the egress each call has
-// for the reader (value) per account and closed hour, NULL when none had one, and COUNT(*).
-func Rollup(events []Event, from, to time.Time, value func(Event) *int64) []Row {
+// RollupReadings is the hourly statement over records as its reader decoded them: per account
+// and closed hour in [from, to), SUM(egress) (NULL when no record had one) and COUNT(*).
+func RollupReadings(rs []Reading, from, to time.Time) []Row {
 	type key struct {
 		acct string
 		hour time.Time
 	}
 	rows := map[key]*Row{}
-	for _, e := range events {
+	for _, e := range rs {
 		if e.Time.Before(from) || !e.Time.Before(to) {
 			continue
 		}
-		k := key{e.AccountID, e.Time.Truncate(time.Hour)}
+		k := key{e.AccountID, e.Time.UTC().Truncate(time.Hour)}
 		r := rows[k]
 		if r == nil {
 			r = &Row{AccountID: k.acct, Hour: k.hour}
 			rows[k] = r
 		}
 		r.RequestCount++
-		if v := value(e); v != nil {
+		if v := e.Egress; v != nil {
 			sum := *v
 			if r.EgressBytes != nil {
 				sum += *r.EgressBytes
@@ -152,26 +152,6 @@ func Rollup(events []Event, from, to time.Time, value func(Event) *int64) []Row 
 		return out[i].AccountID < out[j].AccountID
 	})
 	return out
-}
-
-// PinnedV11 is the statement pinned to v11: a v12 record read with the v11 reader schema has no
-// response_bytes, so Avro schema resolution fills its default, null.
-func PinnedV11(e Event) *int64 {
-	if e.Version != 11 {
-		return nil
-	}
-	b := e.Bytes
-	return &b
-}
-
-// Corrected is the corrected statement's COALESCE(response_kib * 1024, response_bytes).
-func Corrected(e Event) *int64 {
-	if e.Version == 12 {
-		b := e.KiB() * 1024
-		return &b
-	}
-	b := e.Bytes
-	return &b
 }
 
 // NullShare is the share of rows whose egress_bytes is null.

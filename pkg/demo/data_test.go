@@ -1,32 +1,47 @@
 package demo
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hamba/avro/v2"
 )
 
-func TestPinnedReaderSumsOnlyV11AndIsNullWhenAnHourHasNoV11Call(t *testing.T) {
+func TestRollupSumsPerAccountAndHourAndIsNullWhenNoRecordHadAValue(t *testing.T) {
 	h := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	events := []Event{
-		{AccountID: "a", Time: h.Add(time.Minute), Version: 11, Bytes: 1000},
-		{AccountID: "a", Time: h.Add(2 * time.Minute), Version: 12, Bytes: 2048},
-		{AccountID: "b", Time: h.Add(3 * time.Minute), Version: 12, Bytes: 4096},
-		{AccountID: "b", Time: h.Add(time.Hour), Version: 12, Bytes: 4096}, // outside [h, h+1h)
+	n := func(v int64) *int64 { return &v }
+	rs := []Reading{
+		{AccountID: "a", Time: h.Add(time.Minute), Version: 11, Egress: n(1000)},
+		{AccountID: "a", Time: h.Add(2 * time.Minute), Version: 12, Egress: nil},
+		{AccountID: "b", Time: h.Add(3 * time.Minute), Version: 12, Egress: nil},
+		{AccountID: "b", Time: h.Add(time.Hour), Version: 12, Egress: n(4096)}, // outside [h, h+1h)
 	}
-	pinned := Rollup(events, h, h.Add(time.Hour), PinnedV11)
-	if len(pinned) != 2 || *pinned[0].EgressBytes != 1000 || pinned[0].RequestCount != 2 || pinned[1].EgressBytes != nil || pinned[1].RequestCount != 1 {
-		t.Fatalf("pinned: %+v", pinned)
+	rows := RollupReadings(rs, h, h.Add(time.Hour))
+	if len(rows) != 2 || *rows[0].EgressBytes != 1000 || rows[0].RequestCount != 2 || rows[1].EgressBytes != nil || rows[1].RequestCount != 1 {
+		t.Fatalf("rows: %+v", rows)
 	}
-	if NullShare(pinned) != 0.5 {
-		t.Errorf("null share %v", NullShare(pinned))
+	if NullShare(rows) != 0.5 {
+		t.Errorf("null share %v", NullShare(rows))
 	}
-	fixed := Rollup(events, h, h.Add(time.Hour), Corrected)
-	if *fixed[0].EgressBytes != 1000+2048 || *fixed[1].EgressBytes != 4096 || NullShare(fixed) != 0 {
-		t.Fatalf("corrected: %+v", fixed)
+}
+
+// asPinned is what the v11 reader finds in generated events (TestReadUsage… checks the real
+// decoding against the broker): response_bytes on v11 records only.
+func asPinned(events []Event) []Reading {
+	var out []Reading
+	for _, e := range events {
+		r := Reading{AccountID: e.AccountID, Time: e.Time, Version: e.Version}
+		if e.Version == 11 {
+			b := e.Bytes
+			r.Egress = &b
+		}
+		out = append(out, r)
 	}
+	return out
 }
 
 func TestClockPutsTheRolloutInsideTheStoryAndTheBaselinesBeforeIt(t *testing.T) {
@@ -41,11 +56,11 @@ func TestClockPutsTheRolloutInsideTheStoryAndTheBaselinesBeforeIt(t *testing.T) 
 	if len(ws) < 5 || !ws[len(ws)-1][1].Before(tl.StoryStart) || ws[0][0].Before(tl.HistStart) {
 		t.Errorf("baseline windows %v", ws)
 	}
-	rows := Rollup(tl.Events(), tl.StoryStart, tl.StoryEnd, PinnedV11)
+	rows := RollupReadings(asPinned(tl.Events()), tl.StoryStart, tl.StoryEnd)
 	if len(rows) != storyHours*accounts || NullShare(rows) < 0.1 {
 		t.Errorf("%d rows, null share %v", len(rows), NullShare(rows))
 	}
-	if NullShare(Rollup(tl.Events(), tl.HistStart, tl.StoryStart, PinnedV11)) != 0 {
+	if NullShare(RollupReadings(asPinned(tl.Events()), tl.HistStart, tl.StoryStart)) != 0 {
 		t.Error("the history has nulls")
 	}
 }
@@ -55,7 +70,7 @@ func TestZoneStartsTheDayAtTheStorysFirstHour(t *testing.T) {
 		tl := NewClock(time.Date(2026, 11, 29, h, 30, 0, 0, time.UTC))
 		loc, err := time.LoadLocation(tl.Zone())
 		if err != nil {
-			t.Skipf("no tzdata here: %v", err)
+			t.Fatalf("%s does not load (pkg/demo embeds time/tzdata): %v", tl.Zone(), err)
 		}
 		local := tl.StoryStart.In(loc)
 		if local.Hour() != 0 || local.Minute() != 0 {
@@ -104,4 +119,75 @@ func TestWrapKeepsWordsWhole(t *testing.T) {
 	if strings.Join(got, "|") != "aaa bbb|ccc|dddd" {
 		t.Errorf("%q", got)
 	}
+}
+
+// The pinned statement's view is decoded from the broker: a v12 record read back from kfake with
+// the v11 reader schema has no response_bytes (null), while the corrected reader, decoding each
+// record with its writer schema, finds response_kib * 1024.
+func TestReadUsageDecodesTheTopicWithTheReadersSchema(t *testing.T) {
+	ctx := context.Background()
+	art, err := LoadArtifacts(repo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartPeers(ctx, art)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	id12, v, err := p.registerAsGateway(ctx, art.Schemas[12])
+	if err != nil || v != 12 {
+		t.Fatalf("register v12: version %d, %v", v, err)
+	}
+	ids := map[int]int{11: v11SchemaID, 12: id12}
+	at := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	events := []Event{
+		{UsageID: "u-1", AccountID: "a", Time: at.Add(time.Minute), Version: 11, Bytes: 1000},
+		{UsageID: "u-2", AccountID: "a", Time: at.Add(2 * time.Minute), Version: 12, Bytes: 5000},
+	}
+	if err := produce(ctx, p.Kafka, EventsTopic, events, art.Schemas, ids); err != nil {
+		t.Fatal(err)
+	}
+	v11, err := avro.ParseWithCache(art.Schemas[11], "", &avro.SchemaCache{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := readUsage(ctx, p, EventsTopic, v11, pinnedReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrected, err := readUsage(ctx, p, EventsTopic, nil, correctedReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byVersion := func(rs []Reading) map[int]*int64 {
+		m := map[int]*int64{}
+		for _, r := range rs {
+			m[r.Version] = r.Egress
+		}
+		return m
+	}
+	pv, cv := byVersion(pinned), byVersion(corrected)
+	if len(pinned) != 2 || pv[11] == nil || *pv[11] != 1000 || pv[12] != nil {
+		t.Errorf("v11 reader: %+v", pinned)
+	}
+	if len(corrected) != 2 || cv[11] == nil || *cv[11] != 1000 || cv[12] == nil || *cv[12] != events[1].KiB()*1024 {
+		t.Errorf("corrected reader: %+v", corrected)
+	}
+	rows := RollupReadings(pinned, at, at.Add(time.Hour))
+	if len(rows) != 1 || rows[0].RequestCount != 2 || *rows[0].EgressBytes != 1000 {
+		t.Errorf("pinned rollup %+v", rows)
+	}
+}
+
+func FuzzStartOf(f *testing.F) {
+	for _, s := range []string{"partition:0,offset:2016;partition:1,offset:1344", "", "partition:x", ";;", "partition:0,offset:-1"} {
+		f.Add("specific-offsets", s)
+	}
+	f.Fuzz(func(t *testing.T, mode, offsets string) {
+		st, err := startOf(map[string]any{"start": map[string]any{"mode": mode, "offsets": offsets}})
+		if err == nil && st.Offsets != offsets {
+			t.Errorf("offsets %q read back as %q", offsets, st.Offsets)
+		}
+	})
 }

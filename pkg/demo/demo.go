@@ -1,8 +1,9 @@
 // Package demo replays the design's acceptance story on one machine: it starts loopback stand-ins
 // for Kafka (kfake), Schema Registry (srfake with our compatibility checker), Kafka Connect,
 // Confluent Cloud (Flink statements, Tableflow), Airflow and dbt Cloud, and a SQLite warehouse;
-// loads the scenario's real-format artifacts; produces the gateway's v11 and v12 events and lands
-// the hourly rows the v11-pinned statement computes from them; then drives the five built agents
+// loads the scenario's real-format artifacts; produces the gateway's v11 and v12 events, reads them
+// back from the broker and lands the hourly rows the v11-pinned statement computes from them
+// (decoded with the v11 reader schema); then drives the five built agents
 // over stdio exactly as an MCP client does, and the approver's steps through the human CLI. Every
 // step's facts are checked: Run fails when one does not hold.
 package demo
@@ -18,7 +19,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	_ "time/tzdata" // the story's Etc/GMT±N zone loads on machines without /usr/share/zoneinfo
 
+	"github.com/hamba/avro/v2"
 	_ "github.com/mattn/go-sqlite3"
 )
 
@@ -33,6 +36,9 @@ type Options struct {
 	// Now is the clock the story's data is anchored to (default time.Now). The agents keep their
 	// own clocks, so it must stay the real time; tests use it only to pin a run's anchor.
 	Now func() time.Time
+
+	// onProgress (tests) sees each progress notification an agent sends during a tool call.
+	onProgress func(agent, message string)
 }
 
 // Result is what the run established; every field was checked before Run returned it.
@@ -67,6 +73,9 @@ type Result struct {
 	// when Run returns).
 	PIDs      []int    `json:"pids"`
 	Listeners []string `json:"listeners"`
+	// Stopped maps each stand-in's listener to its own shutdown result ("" once it closed
+	// cleanly); filled when Run returns.
+	Stopped map[string]string `json:"stopped"`
 }
 
 // Run replays the story. It cleans up every process and listener it started, also on error or
@@ -99,7 +108,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			s.res.PIDs = s.agents.PIDs()
 		}
 		if s.peers != nil {
-			s.peers.Close()
+			s.res.Stopped = s.peers.Close()
 		}
 		if s.wh != nil {
 			s.wh.Close()
@@ -153,6 +162,10 @@ type story struct {
 	events []Event
 	ids    map[int]int
 	calls  int
+	// v11Reader is the schema the pinned statement reads api-usage with.
+	v11Reader avro.Schema
+	// stripeNext is the Stripe DAG's next run, as blast_radius_analysis reported it.
+	stripeNext time.Time
 }
 
 func (s *story) step(actor, tool, found string) {

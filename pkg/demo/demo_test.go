@@ -6,12 +6,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,18 +33,52 @@ func repo(t testing.TB) string {
 	return root
 }
 
+// buildAgents builds the five agents into the repository's bin/ through start-agent.sh, exactly
+// as `./start-agent.sh demo` and an MCP client's first start do (it rebuilds only when stale);
+// the tests write nothing else there.
+func buildAgents(t testing.TB, root string) {
+	t.Helper()
+	if err := BuildAgents(context.Background(), root, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertNothingLeft checks that every process the run started has exited and that every
+// stand-in's own shutdown returned (its listener closed), by the servers' state rather than by
+// dialling the freed ports, which another process may take.
+func assertNothingLeft(t *testing.T, res *Result) {
+	t.Helper()
+	for _, pid := range res.PIDs {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d is still there (kill 0: %v)", pid, err)
+		}
+	}
+	for _, addr := range res.Listeners {
+		msg, ok := res.Stopped[addr]
+		if !ok {
+			t.Errorf("stand-in on %s was never shut down", addr)
+		} else if msg != "" {
+			t.Errorf("stand-in on %s: shutdown failed: %s", addr, msg)
+		}
+	}
+}
+
 // The whole afternoon through the five built binaries, asserting each step's facts rather than
 // exit codes: one incident opened then joined, the cause, the blast radius, the pause on the
 // Airflow stand-in, the resolution, the receipt chain (and that it catches tampering), the L4
-// gate, and that nothing the run started outlives it.
+// gate, and that nothing the run started outlives it. The user's own DW_* settings (read-only,
+// a tool allow-list, a stray approver token) must not reach the story's agents.
 func TestTheAfternoonEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and drives the five agents")
 	}
 	root := repo(t)
-	if err := BuildAgents(context.Background(), root, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	buildAgents(t, root)
+	t.Setenv("DW_READ_ONLY", "true")
+	t.Setenv("DW_APPROVER_TOKEN", "junk")
+	t.Setenv("DW_TOOLS", "list_tools")
+	t.Setenv("DW_EXCLUDE_TOOLS", "remediate,sync_catalog")
+	t.Setenv("DW_LOG_LEVEL", "debug")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var live bytes.Buffer
@@ -58,21 +92,11 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 		t.Fatalf("the story broke: %v (tool results under %s)", err, filepath.Join(dir, "calls"))
 	}
 
-	// Nothing outlives the run: every child process has exited, every stand-in stopped listening.
+	// Nothing outlives the run: every child process has exited, every stand-in shut down.
 	if len(res.PIDs) < len(AgentNames) {
 		t.Errorf("only %d processes recorded", len(res.PIDs))
 	}
-	for _, pid := range res.PIDs {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d is still there (kill 0: %v)", pid, err)
-		}
-	}
-	for _, addr := range res.Listeners {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			t.Errorf("%s still accepts connections", addr)
-		}
-	}
+	assertNothingLeft(t, res)
 
 	// Detection: one incident, opened by the first failing check and joined by the second.
 	st, err := sql.Open("sqlite3", filepath.Join(res.Dir, "dw.db"))
@@ -206,9 +230,7 @@ func TestACancelledRunLeavesNothingBehind(t *testing.T) {
 		t.Skip("builds and drives the five agents")
 	}
 	root := repo(t)
-	if err := BuildAgents(context.Background(), root, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	buildAgents(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := Run(ctx, Options{Root: root, Bin: filepath.Join(root, "bin"), Home: t.TempDir(), Out: cancelOn{"run_quality_check ×6", cancel}})
@@ -218,15 +240,38 @@ func TestACancelledRunLeavesNothingBehind(t *testing.T) {
 	if len(res.PIDs) == 0 || len(res.Listeners) == 0 {
 		t.Fatalf("the run was cancelled before it started anything: %+v", res)
 	}
-	for _, pid := range res.PIDs {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d is still there (kill 0: %v)", pid, err)
-		}
+	assertNothingLeft(t, res)
+}
+
+// Ctrl-C while a tool call is in flight: the first progress notification of sync_catalog (the
+// server is mid-sync) cancels the run; the call is abandoned, and still every process and
+// listener ends.
+func TestACancelDuringAnInFlightCallLeavesNothingBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and drives the five agents")
 	}
-	for _, addr := range res.Listeners {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			t.Errorf("%s still accepts connections", addr)
-		}
+	root := repo(t)
+	buildAgents(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var during []string
+	opts := Options{Root: root, Bin: filepath.Join(root, "bin"), Home: t.TempDir(),
+		onProgress: func(agent, msg string) {
+			mu.Lock()
+			during = append(during, agent+": "+msg)
+			mu.Unlock()
+			cancel()
+		}}
+	res, err := Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(during) == 0 || !strings.HasPrefix(during[0], "dw-context-catalog: ") {
+		t.Fatalf("no progress notification arrived during a call before the run ended: %v", during)
+	}
+	t.Logf("cancelled on %q: %v", during[0], err)
+	assertNothingLeft(t, res)
 }

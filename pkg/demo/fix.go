@@ -104,18 +104,64 @@ func (s *story) propose(ctx context.Context, f *fixState) error {
 	if f.v2Table == "" {
 		return fmt.Errorf("plan #%d names no check on the corrected table (no check supersedes %s)", f.planID, warehouseTable)
 	}
-	var sql string
+	var sql, sink string
+	var start statementStart
 	for _, p := range f.proposals {
 		if p.Class == "flink_statement" {
 			sql, _ = p.Payload["sql"].(string)
+			sink, _ = p.Payload["sink"].(string)
+			start, err = startOf(p.Payload)
+			if err != nil {
+				return fmt.Errorf("plan #%d: %w", f.planID, err)
+			}
 		}
 	}
 	if !coalesceRE.MatchString(sql) {
 		return fmt.Errorf("the corrected statement does not sum COALESCE(response_kib * 1024, response_bytes):\n%s", sql)
 	}
-	s.step("dw-incidents", "propose_remediation", fmt.Sprintf("plan #%d, in order: %s. The statement sums COALESCE(response_kib * 1024, response_bytes) into %s from %s offsets; %d checks to re-run on %s",
-		f.planID, strings.Join(lines, " → "), HourlyTopicV2, s.tl.StoryStart.Format("15:04"), len(out.Plan.Checks), f.v2Table))
+	if start.Mode != "specific-offsets" || len(start.offsets) == 0 {
+		return fmt.Errorf("the corrected statement starts %q at %q, want specific-offsets", start.Mode, start.Offsets)
+	}
+	if !strings.Contains(sql, start.Offsets) {
+		return fmt.Errorf("the corrected statement's SQL does not start at its payload's offsets %s:\n%s", start.Offsets, sql)
+	}
+	s.step("dw-incidents", "propose_remediation", fmt.Sprintf("plan #%d, in order: %s. The statement sums COALESCE(response_kib * 1024, response_bytes) into %s, start mode %s at %s (%s); %d checks to re-run on %s",
+		f.planID, strings.Join(lines, " → "), sink, start.Mode, start.Offsets, start.From, len(out.Plan.Checks), f.v2Table))
 	return nil
+}
+
+// statementStart is a flink_statement payload's start: the mode and the per-partition offsets.
+type statementStart struct {
+	Mode    string `json:"mode"`
+	From    string `json:"from"`
+	Offsets string `json:"offsets"`
+	offsets map[int32]int64
+}
+
+// startOf reads a flink_statement payload's start and parses its offsets
+// ("partition:0,offset:2016;partition:1,offset:1344").
+func startOf(payload map[string]any) (statementStart, error) {
+	var st statementStart
+	raw, err := json.Marshal(payload["start"])
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, fmt.Errorf("flink_statement payload start %s: %w", raw, err)
+	}
+	st.offsets = map[int32]int64{}
+	for _, part := range strings.Split(st.Offsets, ";") {
+		if part == "" {
+			continue
+		}
+		var p int32
+		var o int64
+		if _, err := fmt.Sscanf(part, "partition:%d,offset:%d", &p, &o); err != nil {
+			return st, fmt.Errorf("flink_statement start offsets %q: %w", st.Offsets, err)
+		}
+		st.offsets[p] = o
+	}
+	return st, nil
 }
 
 // coalesceRE matches COALESCE(response_kib * 1024, response_bytes), however the kib side is cast.
@@ -245,8 +291,11 @@ func (s *story) hold(ctx context.Context, f *fixState) error {
 	if handed != 2 {
 		return fmt.Errorf("remediate handed over %d owner-only steps, want the statement and the dbt change", handed)
 	}
-	found := fmt.Sprintf("ran %s: the Airflow stand-in reports %s paused before its 23:00 run; %d owner-only %s (statement, dbt change) handed to %s",
-		strings.Join(done, ", "), StripeDAG, handed, plural(handed, "step", "steps"), Approver)
+	if !s.opts.Now().Before(s.stripeNext) {
+		return fmt.Errorf("%s paused at %s, not before its next run %s", StripeDAG, s.opts.Now().UTC().Format(time.RFC3339), s.stripeNext.Format(time.RFC3339))
+	}
+	found := fmt.Sprintf("ran %s: the Airflow stand-in reports %s paused before its %s UTC run; %d owner-only %s (statement, dbt change) handed to %s",
+		strings.Join(done, ", "), StripeDAG, s.stripeNext.UTC().Format("15:04"), handed, plural(handed, "step", "steps"), Approver)
 	if out.NeedsPerson != "" {
 		return fmt.Errorf("remediate paged a person while the owner's steps were outstanding: %s", out.NeedsPerson)
 	}
@@ -256,16 +305,6 @@ func (s *story) hold(ctx context.Context, f *fixState) error {
 	}
 	s.step("dw-incidents", "remediate", found)
 	return nil
-}
-
-// zone is the story's zone when this machine knows it, else UTC (the plan's "today" then starts at
-// 00:00 UTC and may hold fewer of the corrected rows).
-func (s *story) zone() string {
-	z := s.tl.Zone()
-	if _, err := time.LoadLocation(z); err != nil {
-		return "UTC"
-	}
-	return z
 }
 
 // window is the verify/remediate window: whole hours back to the story's first hour.
@@ -334,15 +373,31 @@ func (s *story) ownerSide(ctx context.Context, f *fixState) error {
 	s.peers.Confluent.SetStatements(stmts)
 	s.peers.Confluent.SetTableflow(append(s.peers.Confluent.Tableflows(),
 		confluenttest.Tableflow{Topic: sink, Phase: "RUNNING", TableFormats: []string{"ICEBERG"}, TablePath: tableflowPath + sink}))
-	rows := Rollup(s.events, s.tl.StoryStart, s.tl.StoryEnd, Corrected)
+	// The corrected statement: each record from the approved offsets on, read back from the broker
+	// with its writer's schema, summing COALESCE(response_kib * 1024, response_bytes).
+	start, err := startOf(st.Payload)
+	if err != nil {
+		return err
+	}
+	all, err := readUsage(ctx, s.peers, EventsTopic, nil, correctedReader)
+	if err != nil {
+		return err
+	}
+	var from []Reading
+	for _, r := range all {
+		if o, ok := start.offsets[r.Partition]; ok && r.Offset >= o {
+			from = append(from, r)
+		}
+	}
+	rows := RollupReadings(from, s.tl.StoryStart, s.tl.StoryEnd)
 	if err := land(ctx, s.wh, f.v2Table, rows); err != nil {
 		return err
 	}
-	if NullShare(rows) != 0 {
-		return fmt.Errorf("corrected rows still have null egress_bytes")
+	if len(rows) == 0 || NullShare(rows) != 0 {
+		return fmt.Errorf("%d corrected rows, egress_bytes null in %s", len(rows), pct(NullShare(rows)))
 	}
-	s.step(owner, "Confluent Cloud (stand-in)", fmt.Sprintf("creates topic %s and statement %s exactly as approved (%s from %s), enables Tableflow on it; %d corrected hourly rows land in %s",
-		sink, name, "COALESCE(response_kib * 1024, response_bytes)", s.tl.StoryStart.Format("15:04"), len(rows), f.v2Table))
+	s.step(owner, "Confluent Cloud (stand-in)", fmt.Sprintf("creates topic %s and statement %s exactly as approved, enables Tableflow on it; %d records of %s read from offsets %s, each with its writer schema: %d corrected hourly rows land in %s, egress_bytes null in %s",
+		sink, name, len(from), EventsTopic, start.Offsets, len(rows), f.v2Table, pct(NullShare(rows))))
 
 	dc, ok := f.request("dbt_code")
 	if !ok {
@@ -374,14 +429,46 @@ func (s *story) ownerSide(ctx context.Context, f *fixState) error {
 	s.step(owner, "dbt project (git apply)", fmt.Sprintf("applies the approved diff to %s: hours from %s read %s → %s",
 		path, s.tl.StoryStart.Format("15:04"), f.v2Table, dest))
 
-	var sync struct {
-		Summary []string `json:"summary"`
-	}
-	if err := s.call(ctx, "dw-context-catalog", "sync_catalog", map[string]any{}, &sync); err != nil {
+	if err := s.call(ctx, "dw-context-catalog", "sync_catalog", map[string]any{}, nil); err != nil {
 		return err
 	}
-	s.step("dw-context-catalog", "sync_catalog", fmt.Sprintf("re-synced: %s and its lineage into %s are in the context graph", name, f.v2Table))
+	// The lineage the graph now holds: statement → sink topic → Tableflow → the v2 warehouse table.
+	lineage := []string{"flink:statement/" + name}
+	for _, next := range []string{"kafka:topic/" + sink, "tableflow:" + sink, "." + f.v2Table} {
+		down, err := s.downstreamOf(ctx, lineage[len(lineage)-1])
+		if err != nil {
+			return err
+		}
+		hop := ""
+		for _, d := range down {
+			if d == next || strings.HasPrefix(next, ".") && strings.HasPrefix(d, "warehouse:") && strings.HasSuffix(d, next) {
+				hop = d
+			}
+		}
+		if hop == "" {
+			return fmt.Errorf("the graph has no edge from %s toward %s: downstream %v", lineage[len(lineage)-1], strings.TrimPrefix(next, "."), down)
+		}
+		lineage = append(lineage, hop)
+	}
+	s.step("dw-context-catalog", "sync_catalog + get_asset", "re-synced; lineage in the context graph: "+strings.Join(lineage, " → "))
 	return nil
+}
+
+// downstreamOf is get_asset's downstream URNs of urn.
+func (s *story) downstreamOf(ctx context.Context, urn string) ([]string, error) {
+	var a struct {
+		Downstream []struct {
+			URN string `json:"urn"`
+		} `json:"downstream"`
+	}
+	if err := s.call(ctx, "dw-context-catalog", "get_asset", map[string]any{"asset_id": urn}, &a); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range a.Downstream {
+		out = append(out, d.URN)
+	}
+	return out, nil
 }
 
 // reruns queues the approved dbt Cloud rerun now that the owner's changes are in.
@@ -400,7 +487,7 @@ func (s *story) reruns(ctx context.Context, f *fixState) error {
 	if len(out.Actions) != 1 || out.Actions[0].Status != "succeeded" {
 		return fmt.Errorf("dbt rerun: %+v", out.Actions)
 	}
-	if n := len(s.peers.DBT.Cause); n != 1 {
+	if n := len(s.peers.DBT.Causes()); n != 1 {
 		return fmt.Errorf("the dbt Cloud stand-in saw %d runs, want 1", n)
 	}
 	s.step("dw-incidents", "remediate", fmt.Sprintf("queues the approved rerun: dbt Cloud job %d run %v (%v)", DBTJob, out.Actions[0].Result["run_id"], out.Actions[0].Result["status"]))
@@ -422,7 +509,7 @@ func (s *story) verify(ctx context.Context) error {
 		} `json:"checks"`
 	}
 	// The plan's checks read "today": in the story's zone that is the story window (see Clock.Zone).
-	args := map[string]any{"incident_id": s.res.IncidentID, "timestamp_column": "hour", "window": "today", "time_zone": s.zone()}
+	args := map[string]any{"incident_id": s.res.IncidentID, "timestamp_column": "hour", "window": "today", "time_zone": s.tl.Zone()}
 	if err := s.call(ctx, "dw-incidents", "verify_incident", args, &out); err != nil {
 		return err
 	}
@@ -435,7 +522,7 @@ func (s *story) verify(ctx context.Context) error {
 	}
 	s.res.Resolved, s.res.ReceiptSeq = true, out.ReceiptSeq
 	s.step("dw-incidents", "verify_incident", fmt.Sprintf("re-checks the story's day (today in %s, from %s UTC) pass: %s → incident #%d resolved, receipt #%d written",
-		s.zone(), s.tl.StoryStart.Format("15:04"), joinMax(lines, 6), s.res.IncidentID, out.ReceiptSeq))
+		s.tl.Zone(), s.tl.StoryStart.Format("15:04"), joinMax(lines, 6), s.res.IncidentID, out.ReceiptSeq))
 	return nil
 }
 
@@ -475,7 +562,18 @@ func (s *story) receipt(ctx context.Context) error {
 	if err := os.WriteFile(s.res.ReceiptJSON, raw, 0o600); err != nil {
 		return err
 	}
-	s.step("dw-incidents", "get_receipt", fmt.Sprintf("receipt #%d: cause, evidence, approvals, actions, checks before/after and undo → %s (+ .json)", js.Receipts[0].Seq, s.res.ReceiptMD))
+	var sections []string
+	for _, l := range strings.Split(text, "\n") {
+		if h, ok := strings.CutPrefix(l, "## "); ok {
+			sections = append(sections, strings.TrimSpace(h))
+		}
+	}
+	for _, want := range []string{"Cause", "Evidence", "Approvals", "Actions", "Checks before", "Checks after", "Undo"} {
+		if !contains(sections, want) {
+			return fmt.Errorf("the receipt has no %q section: %v", want, sections)
+		}
+	}
+	s.step("dw-incidents", "get_receipt", fmt.Sprintf("receipt #%d, sections: %s → %s (+ .json)", js.Receipts[0].Seq, strings.Join(sections, ", "), s.res.ReceiptMD))
 
 	var v struct {
 		OK       bool  `json:"ok"`

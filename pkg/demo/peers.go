@@ -49,10 +49,27 @@ type Peers struct {
 	Airflow   *orchtest.Airflow
 	DBT       *orchtest.DBTCloud
 
-	closers []func()
+	closers []closer
 }
 
-// StartPeers starts every peer on 127.0.0.1 with the story's state before 14:05: api-usage-value
+// closer stops one stand-in listening on addrs.
+type closer struct {
+	addrs []string
+	close func() error
+}
+
+func (p *Peers) onClose(f func() error, addrs ...string) {
+	c := closer{close: f}
+	for _, a := range addrs {
+		c.addrs = append(c.addrs, strings.TrimPrefix(a, "http://"))
+	}
+	p.closers = append(p.closers, c)
+}
+
+// noErr adapts a Close without a result.
+func noErr(f func()) func() error { return func() error { f(); return nil } }
+
+// StartPeers starts every peer on 127.0.0.1 with the story's state before the rollout: api-usage-value
 // at v11 (BACKWARD), the statements running, Tableflow on usage-hourly, the DAGs unpaused.
 func StartPeers(ctx context.Context, a *Artifacts) (_ *Peers, err error) {
 	p := &Peers{}
@@ -67,12 +84,12 @@ func StartPeers(ctx context.Context, a *Artifacts) (_ *Peers, err error) {
 	}
 	p.Cluster, p.Kafka = c, kc
 	p.Kafka.ClientID = "dw-demo"
-	p.closers = append(p.closers, c.Close)
+	p.onClose(noErr(c.Close), kc.BootstrapServers...)
 
 	if p.Registry, err = srtest.Start(srtest.Options{}); err != nil {
 		return nil, err
 	}
-	p.closers = append(p.closers, func() { _ = p.Registry.Close() })
+	p.onClose(p.Registry.Close, p.Registry.URL)
 	p.Registry.Registry.SeedSchema(Subject, 11, v11SchemaID, sr.Schema{Schema: a.Schemas[11], Type: sr.TypeAvro})
 	rc, err := registry.New(p.RegistryConfig())
 	if err != nil {
@@ -83,18 +100,18 @@ func StartPeers(ctx context.Context, a *Artifacts) (_ *Peers, err error) {
 	}
 
 	p.Connect = connecttest.Start()
-	p.closers = append(p.closers, p.Connect.Close)
+	p.onClose(noErr(p.Connect.Close), p.Connect.URL)
 
 	p.Confluent = confluenttest.Start(a.Statements, []confluenttest.Tableflow{
 		{Topic: HourlyTopic, Phase: "RUNNING", TableFormats: []string{"ICEBERG"}, TablePath: tableflowPath + HourlyTopic},
 		{Topic: ErrorsTopic, Phase: "RUNNING", TableFormats: []string{"ICEBERG"}, TablePath: tableflowPath + ErrorsTopic},
 	})
-	p.closers = append(p.closers, p.Confluent.Close)
+	p.onClose(noErr(p.Confluent.Close), p.Confluent.URL)
 
 	p.Airflow = orchtest.NewAirflow("v2", map[string]bool{StripeDAG: false, OtherDAG: false})
-	p.closers = append(p.closers, p.Airflow.Close)
+	p.onClose(noErr(p.Airflow.Close), p.Airflow.URL)
 	p.DBT = orchtest.NewDBTCloud(DBTAccount, dbtToken, DBTJob)
-	p.closers = append(p.closers, p.DBT.Close)
+	p.onClose(noErr(p.DBT.Close), p.DBT.URL)
 	return p, nil
 }
 
@@ -112,12 +129,23 @@ func (p *Peers) RegistryConfig() *config.SchemaRegistry {
 	return &config.SchemaRegistry{URL: p.Registry.URL, Timeout: peerTimeout}
 }
 
-// Close stops every peer, newest first; safe to call twice.
-func (p *Peers) Close() {
+// Close stops every peer, newest first, and returns each one's shutdown result by listener
+// ("" when its Close returned cleanly: kfake and httptest close their listeners and wait for
+// in-flight requests before returning). Safe to call twice.
+func (p *Peers) Close() map[string]string {
+	out := map[string]string{}
 	for i := len(p.closers) - 1; i >= 0; i-- {
-		p.closers[i]()
+		c := p.closers[i]
+		res := ""
+		if err := c.close(); err != nil {
+			res = err.Error()
+		}
+		for _, a := range c.addrs {
+			out[a] = res
+		}
 	}
 	p.closers = nil
+	return out
 }
 
 // registerAsGateway registers a schema the way the gateway team's release did, straight against

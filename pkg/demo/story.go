@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hamba/avro/v2"
 )
 
 const (
@@ -63,28 +66,35 @@ func (s *story) setup(ctx context.Context) error {
 		return err
 	}
 	s.agents = newAgents(s.opts.Bin, []string{"DW_CONFIG=" + s.res.Config, "DW_HOME=" + s.dir, "DW_LOG_LEVEL=info"}, filepath.Join(s.dir, "logs"))
+	s.agents.onProgress = s.opts.onProgress
+	if s.v11Reader, err = avro.ParseWithCache(s.art.Schemas[11], "", &avro.SchemaCache{}); err != nil {
+		return fmt.Errorf("v11 reader schema: %w", err)
+	}
 	if s.wh, err = sql.Open("sqlite3", whPath+"?_busy_timeout=10000&_journal_mode=WAL"); err != nil {
 		return err
 	}
 	s.events = s.tl.Events()
 	s.ids = map[int]int{11: v11SchemaID}
-	var v11 []Event
-	for _, e := range s.events {
-		if e.Version == 11 {
-			v11 = append(v11, e)
-		}
-	}
+	v11 := s.eventsOf(11)
 	if err := produce(ctx, s.peers.Kafka, EventsTopic, v11, s.art.Schemas, s.ids); err != nil {
 		return err
 	}
-	history := Rollup(s.events, s.tl.HistStart, s.tl.StoryStart, PinnedV11)
+	// The history is what the v11-pinned statement computes from the topic as the broker serves it.
+	readings, err := readUsage(ctx, s.peers, EventsTopic, s.v11Reader, pinnedReader)
+	if err != nil {
+		return err
+	}
+	history := RollupReadings(readings, s.tl.HistStart, s.tl.StoryStart)
+	if NullShare(history) != 0 {
+		return fmt.Errorf("the history read back from %s has null egress in %s of rows", EventsTopic, pct(NullShare(history)))
+	}
 	if err := land(ctx, s.wh, warehouseTable, history); err != nil {
 		return err
 	}
 	s.step("setup", "peers", fmt.Sprintf("kfake %s, Schema Registry %s (%s v11, BACKWARD), Connect, Confluent Cloud (Flink %s, Tableflow %s), Airflow (%s unpaused), dbt Cloud, SQLite warehouse %s",
 		s.peers.Kafka.BootstrapServers[0], s.peers.Registry.URL, Subject, rollupName, HourlyTopic, StripeDAG, whPath))
-	s.step("setup", "produce + land", fmt.Sprintf("%d v11 events on %s since %s; %d hourly rows landed in %s (a week of history, egress_bytes never null)",
-		len(v11), EventsTopic, s.tl.HistStart.Format("Jan 2 15:04"), len(history), warehouseTable))
+	s.step("setup", "produce + land", fmt.Sprintf("%d v11 events on %s since %s, read back with the v11 reader: %d hourly rows landed in %s (a week of history, egress_bytes null in %s)",
+		len(v11), EventsTopic, s.tl.HistStart.Format("Jan 2 15:04"), len(history), warehouseTable, pct(NullShare(history))))
 
 	var sync struct {
 		Systems []struct {
@@ -96,11 +106,21 @@ func (s *story) setup(ctx context.Context) error {
 	if err := s.call(ctx, "dw-context-catalog", "sync_catalog", map[string]any{}, &sync); err != nil {
 		return err
 	}
+	for _, sys := range sync.Systems {
+		if sys.Status != "synced" {
+			return fmt.Errorf("sync_catalog: %s %s: %s", sys.System, sys.Status, sys.Error)
+		}
+	}
 	if err := s.call(ctx, "dw-context-catalog", "import_dbt_manifest", map[string]any{}, nil); err != nil {
 		return err
 	}
-	s.step("dw-context-catalog", "sync_catalog", "context graph from the running stand-ins and the catalog files, plus the dbt manifest: "+s.pinOf(ctx))
+	pin, err := s.pinOf(ctx)
+	if err != nil {
+		return err
+	}
+	s.step("dw-context-catalog", "sync_catalog", fmt.Sprintf("context graph from the running stand-ins (%d systems synced) and the catalog files, plus the dbt manifest: %s", len(sync.Systems), pin))
 
+	var nulls []string
 	for _, w := range s.tl.BaselineWindows() {
 		var rep qualityReport
 		if err := s.call(ctx, "dw-quality", "run_quality_check", s.checkArgs(w[0], w[1]), &rep); err != nil {
@@ -109,14 +129,34 @@ func (s *story) setup(ctx context.Context) error {
 		if rep.Failed {
 			return fmt.Errorf("baseline check over %s failed: %s", rep.Window.Label, rep.Summary)
 		}
+		r, ok := rep.result("null_rate", "egress_bytes")
+		if !ok {
+			return fmt.Errorf("baseline check over %s has no egress_bytes null_rate result", rep.Window.Label)
+		}
+		if r.Value != 0 || r.Status != "pass" {
+			return fmt.Errorf("baseline check over %s: egress_bytes null rate %v (%s), want 0: %s", rep.Window.Label, r.Value, r.Status, r.Why)
+		}
+		nulls = append(nulls, fmt.Sprintf("%g", 100*r.Value))
 	}
-	s.step("dw-quality", "run_quality_check ×6", fmt.Sprintf("clean checks of %s over the same %d hours on each of the 6 days before: egress_bytes 0%% null every time",
-		warehouseTable, storyHours))
+	s.step("dw-quality", "run_quality_check ×6", fmt.Sprintf("clean checks of %s over the same %d hours on each of the 6 days before: egress_bytes null %% per day %s",
+		warehouseTable, storyHours, strings.Join(nulls, ", ")))
 	return nil
 }
 
-// pinOf reads the statement's schema pin from the graph, as the catalog recorded it.
-func (s *story) pinOf(ctx context.Context) string {
+// eventsOf is the generated events written with schema version v.
+func (s *story) eventsOf(v int) []Event {
+	var out []Event
+	for _, e := range s.events {
+		if e.Version == v {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// pinOf reads the statement's schema pin from the graph, as the catalog recorded it, and checks
+// that it is v11.
+func (s *story) pinOf(ctx context.Context) (string, error) {
 	var a struct {
 		Asset struct {
 			Attrs map[string]string `json:"attrs"`
@@ -124,13 +164,35 @@ func (s *story) pinOf(ctx context.Context) string {
 		Attrs map[string]string `json:"attrs"`
 	}
 	if err := s.call(ctx, "dw-context-catalog", "get_asset", map[string]any{"asset_id": "flink:statement/" + rollupName}, &a); err != nil {
-		return "statement " + rollupName + " not readable: " + err.Error()
+		return "", err
 	}
 	attrs := a.Asset.Attrs
 	if attrs == nil {
 		attrs = a.Attrs
 	}
-	return fmt.Sprintf("flink:statement/%s pins %s (%s)", rollupName, attrs["schema_pins"], attrs["schema_pin_source"])
+	if want := Subject + " v11"; attrs["schema_pins"] != want {
+		return "", fmt.Errorf("flink:statement/%s pins %q in the graph, want %q", rollupName, attrs["schema_pins"], want)
+	}
+	return fmt.Sprintf("flink:statement/%s pins %s (%s)", rollupName, attrs["schema_pins"], attrs["schema_pin_source"]), nil
+}
+
+// result is the report's result for one metric on one subject.
+func (r qualityReport) result(metric, subject string) (qualityResult, bool) {
+	for _, x := range r.Results {
+		if x.Metric == metric && x.Subject == subject {
+			return x, true
+		}
+	}
+	return qualityResult{}, false
+}
+
+type qualityResult struct {
+	Check   string  `json:"check"`
+	Metric  string  `json:"metric"`
+	Subject string  `json:"subject"`
+	Value   float64 `json:"value"`
+	Status  string  `json:"status"`
+	Why     string  `json:"why"`
 }
 
 type qualityReport struct {
@@ -140,14 +202,7 @@ type qualityReport struct {
 	Window  struct {
 		Label string `json:"label"`
 	} `json:"window"`
-	Results []struct {
-		Check   string  `json:"check"`
-		Metric  string  `json:"metric"`
-		Subject string  `json:"subject"`
-		Value   float64 `json:"value"`
-		Status  string  `json:"status"`
-		Why     string  `json:"why"`
-	} `json:"results"`
+	Results   []qualityResult `json:"results"`
 	Incidents []struct {
 		ID          int64  `json:"id"`
 		FailureMode string `json:"failure_mode"`
@@ -163,13 +218,10 @@ func (s *story) checkArgs(since, until time.Time) map[string]any {
 
 // todayArgs checks the story's day: "today" in the story's zone (the story window up to now).
 func (s *story) todayArgs() map[string]any {
-	if s.zone() != s.tl.Zone() {
-		return s.checkArgs(s.tl.StoryStart, s.opts.Now())
-	}
 	a := s.checkArgs(s.tl.StoryStart, s.opts.Now())
 	delete(a, "since")
 	delete(a, "until")
-	a["window"], a["time_zone"] = "today", s.zone()
+	a["window"], a["time_zone"] = "today", s.tl.Zone()
 	return a
 }
 
@@ -180,6 +232,12 @@ func (s *story) gate(ctx context.Context) error {
 		args := fmt.Sprintf(`{"subject":%q,"schema_file":%q}`, Subject, filepath.Join(s.art.Root, schemaDir, fmt.Sprintf("api-usage-value.v%d.avsc", v)))
 		out, code, err := s.agents.run(ctx, "dw-schema", nil, "call", "check_schema_change", args)
 		if code != 0 && code != 1 {
+			return code, out, err
+		}
+		// Kept under calls/ beside the MCP results: the CI log of the gate.
+		s.calls++
+		name := filepath.Join(s.dir, "calls", fmt.Sprintf("%02d-dw-schema-call-check_schema_change-v%d.json", s.calls, v))
+		if err := os.WriteFile(name, []byte(out), 0o600); err != nil {
 			return code, out, err
 		}
 		return code, out, nil
@@ -229,22 +287,34 @@ func (s *story) rollout(ctx context.Context) error {
 	s.ids[12] = id
 	s.step(gateway, "POST /subjects/…/versions", fmt.Sprintf("registers %s v12 (id %d): drops optional response_bytes, adds response_kib; BACKWARD passes. Rollout at %s.",
 		Subject, id, s.tl.Rollout.Format("15:04")))
-	var v12 []Event
-	for _, e := range s.events {
-		if e.Version == 12 {
-			v12 = append(v12, e)
-		}
-	}
+	v12 := s.eventsOf(12)
 	if err := produce(ctx, s.peers.Kafka, EventsTopic, v12, s.art.Schemas, s.ids); err != nil {
 		return err
 	}
-	rows := Rollup(s.events, s.tl.StoryStart, s.tl.StoryEnd, PinnedV11)
+	// The pinned statement: every record read back from the broker with the v11 reader schema.
+	readings, err := readUsage(ctx, s.peers, EventsTopic, s.v11Reader, pinnedReader)
+	if err != nil {
+		return err
+	}
+	read12, null12 := 0, 0
+	for _, r := range readings {
+		if r.Version == 12 {
+			read12++
+			if r.Egress == nil {
+				null12++
+			}
+		}
+	}
+	if read12 != len(v12) || null12 != read12 {
+		return fmt.Errorf("read %d v12 records back from %s (%d produced); the v11 reader found response_bytes null in %d", read12, EventsTopic, len(v12), null12)
+	}
+	rows := RollupReadings(readings, s.tl.StoryStart, s.tl.StoryEnd)
 	if err := land(ctx, s.wh, warehouseTable, rows); err != nil {
 		return err
 	}
 	s.res.NullShare = NullShare(rows)
-	s.step("Flink + Tableflow", rollupName, fmt.Sprintf("%d v12 events produced; the statement pinned to v11 reads response_bytes as null on them: %d hourly rows landed %s–%s, egress_bytes null in %s",
-		len(v12), len(rows), s.tl.StoryStart.Format("15:04"), s.tl.StoryEnd.Format("15:04"), pct(s.res.NullShare)))
+	s.step("Flink + Tableflow", rollupName, fmt.Sprintf("%d v12 records read back from %s with the v11 reader: response_bytes null in %d of them; %d hourly rows landed %s–%s, egress_bytes null in %s",
+		read12, EventsTopic, null12, len(rows), s.tl.StoryStart.Format("15:04"), s.tl.StoryEnd.Format("15:04"), pct(s.res.NullShare)))
 	return nil
 }
 
@@ -271,37 +341,85 @@ func (s *story) connections(ctx context.Context) error {
 	if len(bad) > 0 {
 		return fmt.Errorf("check_connections: not every stand-in answers: %v", bad)
 	}
-	found := "reachable: " + strings.Join(ok, ", ")
-	if len(bad) > 0 {
-		found += "; not: " + strings.Join(bad, ", ")
-	}
-	s.step("dw-connectors", "check_connections", found)
-	var sample map[string]any
+	s.step("dw-connectors", "check_connections", "reachable: "+strings.Join(ok, ", "))
+	var sample topicSample
 	if err := s.call(ctx, "dw-connectors", "sample_topic", map[string]any{"topic": EventsTopic}, &sample); err != nil {
-		s.step("dw-connectors", "sample_topic", "failed: "+err.Error())
-	} else {
-		s.step("dw-connectors", "sample_topic", describeSample(sample))
-	}
-	if err := s.call(ctx, "dw-context-catalog", "sync_catalog", map[string]any{}, nil); err != nil {
 		return err
 	}
-	s.step("dw-context-catalog", "sync_catalog", "re-synced: v12 recorded as first seen now; "+s.pinOf(ctx))
+	found, err := sample.check()
+	if err != nil {
+		return fmt.Errorf("sample_topic %s: %w", EventsTopic, err)
+	}
+	s.step("dw-connectors", "sample_topic", found)
+
+	var sync struct {
+		Systems []struct {
+			System      string   `json:"system"`
+			Status      string   `json:"status"`
+			Changed     []string `json:"changed"`
+			MarkedStale struct {
+				Fields int `json:"fields"`
+			} `json:"marked_stale"`
+		} `json:"systems"`
+	}
+	if err := s.call(ctx, "dw-context-catalog", "sync_catalog", map[string]any{}, &sync); err != nil {
+		return err
+	}
+	schemaChange := ""
+	for _, sys := range sync.Systems {
+		if sys.System == "schema_registry" && contains(sys.Changed, "schema:"+Subject) {
+			schemaChange = fmt.Sprintf("schema_registry reports schema:%s changed (%d %s marked stale)", Subject,
+				sys.MarkedStale.Fields, plural(sys.MarkedStale.Fields, "field", "fields"))
+		}
+	}
+	if schemaChange == "" {
+		return fmt.Errorf("the re-sync after v12 does not report schema:%s changed: %+v", Subject, sync.Systems)
+	}
+	pin, err := s.pinOf(ctx)
+	if err != nil {
+		return err
+	}
+	s.step("dw-context-catalog", "sync_catalog", "re-synced: "+schemaChange+"; "+pin)
 	return nil
 }
 
-// describeSample keeps the sample's version-mix and null-rate lines.
-func describeSample(m map[string]any) string {
-	lines, _ := m["summary"].([]any)
-	var out []string
-	for _, l := range lines {
-		if t, ok := l.(string); ok && (strings.Contains(t, "v12") && strings.Contains(t, "appears") || strings.HasPrefix(t, "response_bytes")) {
-			out = append(out, t)
+// topicSample is the part of sample_topic's result the story checks.
+type topicSample struct {
+	Records  int `json:"records"`
+	Versions []struct {
+		Label     string    `json:"label"`
+		Version   int       `json:"version"`
+		Share     float64   `json:"share"`
+		FirstSeen time.Time `json:"first_seen"`
+	} `json:"versions"`
+	Fields []struct {
+		Field           string             `json:"field"`
+		NullRateVersion map[string]float64 `json:"null_rate_by_version"`
+	} `json:"fields"`
+}
+
+// check requires v12 in the sample and response_bytes null or missing in every v12 record.
+func (t topicSample) check() (string, error) {
+	label, share, first := "", 0.0, time.Time{}
+	for _, v := range t.Versions {
+		if v.Version == 12 {
+			label, share, first = v.Label, v.Share, v.FirstSeen
 		}
 	}
-	if len(out) == 0 {
-		return fmt.Sprint(lines...)
+	if share <= 0 {
+		return "", fmt.Errorf("no v12 records in a sample of %d: %+v", t.Records, t.Versions)
 	}
-	return strings.Join(out, "; ")
+	rate, found := 0.0, false
+	for _, f := range t.Fields {
+		if f.Field == "response_bytes" {
+			rate, found = f.NullRateVersion[label]
+		}
+	}
+	if !found || rate != 1 {
+		return "", fmt.Errorf("response_bytes null or missing in %s of %s records (found %v), want 100%%", pct(rate), label, found)
+	}
+	return fmt.Sprintf("%d records sampled: %s first seen %s UTC, %s of the sample; response_bytes null or missing in %s of its records",
+		t.Records, label, first.UTC().Format("15:04"), pct(share), pct(rate)), nil
 }
 
 // detect: the check fails and opens the incident; a second failing check joins it.
@@ -311,21 +429,32 @@ func (s *story) detect(ctx context.Context) error {
 		return err
 	}
 	var egress string
+	var others []string
 	for _, r := range rep.Results {
 		if r.Metric == "null_rate" && r.Subject == "egress_bytes" {
 			egress = r.Why
 			if r.Status != "fail" {
 				return fmt.Errorf("egress_bytes null rate %v is %s, want fail: %s", r.Value, r.Status, r.Why)
 			}
-		} else if r.Status == "fail" {
+			continue
+		}
+		if r.Status == "fail" {
 			return fmt.Errorf("%s %s failed too (only egress_bytes should): %s", r.Metric, r.Subject, r.Why)
 		}
+		name := r.Check
+		if r.Subject != "" && r.Check == "null_rate" {
+			name += " " + r.Subject
+		}
+		others = append(others, name+" "+r.Status)
+	}
+	if egress == "" {
+		return fmt.Errorf("the check has no egress_bytes null_rate result: %+v", rep.Results)
 	}
 	if !rep.Failed || len(rep.Incidents) != 1 || !rep.Incidents[0].Opened {
 		return fmt.Errorf("the failing check did not open one incident: %+v", rep)
 	}
 	s.res.IncidentID, s.res.Opened = rep.Incidents[0].ID, true
-	s.step("dw-quality", "run_quality_check", fmt.Sprintf("FAIL egress_bytes: %s; volume, uniqueness and freshness pass → incident #%d opened", egress, s.res.IncidentID))
+	s.step("dw-quality", "run_quality_check", fmt.Sprintf("FAIL egress_bytes: %s; %s → incident #%d opened", egress, strings.Join(others, ", "), s.res.IncidentID))
 
 	var again qualityReport
 	if err := s.call(ctx, "dw-quality", "run_quality_check", s.todayArgs(), &again); err != nil {
@@ -417,6 +546,7 @@ func (s *story) blast(ctx context.Context) error {
 		s.res.ScheduledJobs = append(s.res.ScheduledJobs, j.URN)
 		if j.URN == "job:airflow/"+StripeDAG && j.NextRun != nil {
 			next = j.NextRun.UTC().Format("Jan 2 15:04")
+			s.stripeNext = *j.NextRun
 		}
 	}
 	for _, want := range []string{"dbt:model.billing.fct_billable_egress", "bi:sigma/revenue-today", "job:airflow/" + StripeDAG, "sink:stripe"} {
@@ -433,10 +563,32 @@ func (s *story) blast(ctx context.Context) error {
 }
 
 func (s *story) impact(ctx context.Context) error {
-	var m map[string]any
+	var m struct {
+		Compatible    bool   `json:"compatible"`
+		Level         string `json:"level"`
+		BrokenReaders int    `json:"broken_readers"`
+		Readers       []struct {
+			URN           string `json:"urn"`
+			Breaks        bool   `json:"breaks"`
+			PinnedVersion int    `json:"pinned_version"`
+			Effect        string `json:"effect"`
+		} `json:"readers"`
+	}
 	if err := s.call(ctx, "dw-schema", "assess_impact", map[string]any{"subject": Subject, "version": 12}, &m); err != nil {
 		return err
 	}
-	s.step("dw-schema", "assess_impact", fmt.Sprintf("%v", m["verdict"]))
+	if !m.Compatible || m.BrokenReaders < 1 {
+		return fmt.Errorf("assess_impact of v12: compatible=%v, %d broken readers; want compatible under %s and at least one broken reader", m.Compatible, m.BrokenReaders, m.Level)
+	}
+	effect := ""
+	for _, r := range m.Readers {
+		if r.URN == "flink:statement/"+rollupName && r.Breaks && r.PinnedVersion == 11 {
+			effect = r.Effect
+		}
+	}
+	if effect == "" {
+		return fmt.Errorf("assess_impact of v12 does not list flink:statement/%s as a broken reader pinned to v11: %+v", rollupName, m.Readers)
+	}
+	s.step("dw-schema", "assess_impact", fmt.Sprintf("v12 is %s-compatible yet breaks %d readers, first %s: %s", m.Level, m.BrokenReaders, rollupName, effect))
 	return nil
 }

@@ -191,6 +191,14 @@ func NewDBTCloud(accountID int64, token string, jobs ...int64) *DBTCloud {
 // Close stops the server.
 func (d *DBTCloud) Close() { d.srv.Close() }
 
+// Causes are the causes of the runs triggered so far, read under the server's lock (the handler
+// appends to Cause while requests are served).
+func (d *DBTCloud) Causes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.Cause...)
+}
+
 func dbtError(w http.ResponseWriter, code int, msg string) {
 	fail(w, code, map[string]any{"status": map[string]any{"code": code, "is_success": false, "user_message": msg, "developer_message": nil}, "data": nil})
 }
