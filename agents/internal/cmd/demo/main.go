@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/dataworkers/dw/pkg/demo"
+	"github.com/dataworkers/dw/agents/internal/demo"
 )
 
 func main() {

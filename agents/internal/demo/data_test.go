@@ -70,7 +70,7 @@ func TestZoneStartsTheDayAtTheStorysFirstHour(t *testing.T) {
 		tl := NewClock(time.Date(2026, 11, 29, h, 30, 0, 0, time.UTC))
 		loc, err := time.LoadLocation(tl.Zone())
 		if err != nil {
-			t.Fatalf("%s does not load (pkg/demo embeds time/tzdata): %v", tl.Zone(), err)
+			t.Fatalf("%s does not load (agents/internal/demo embeds time/tzdata): %v", tl.Zone(), err)
 		}
 		local := tl.StoryStart.In(loc)
 		if local.Hour() != 0 || local.Minute() != 0 {
