@@ -141,3 +141,19 @@ func checkGenerated(t *testing.T, path, want, begin, end string) {
 		t.Errorf("%s is out of date with the binaries' tools: run UPDATE_DOCS=true go test ./agents/internal/blackbox -run TestToolDocs", path)
 	}
 }
+
+// TestNoAgentServesAHumanDecision checks, across all five binaries, that no tool's name looks like
+// one of the human side's decisions: approving, rejecting, stopping, resuming, changing autonomy,
+// settling an action or setting a person's severity or status. Those are dw-incidents subcommands.
+func TestNoAgentServesAHumanDecision(t *testing.T) {
+	banned := []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity", "settle", "set_status"}
+	for _, a := range agents {
+		for _, tl := range agentTools(t, a) {
+			for _, b := range banned {
+				if strings.Contains(tl.Name, b) {
+					t.Errorf("%s serves %s, which looks like it could %s: that must stay a human command", a, tl.Name, b)
+				}
+			}
+		}
+	}
+}
