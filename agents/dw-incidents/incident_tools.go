@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
@@ -68,7 +70,8 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 
 type historyParams struct {
 	IncidentID  int64    `json:"incident_id,omitempty" jsonschema:"One incident with its full timeline"`
-	Assets      []string `json:"assets,omitempty" jsonschema:"Incidents on any of these asset URNs (e.g. every asset of a lineage path)"`
+	Assets      []string `json:"assets,omitempty" jsonschema:"Incidents on any of these asset URNs"`
+	LineageOf   string   `json:"lineage_of,omitempty" jsonschema:"An asset URN: incidents on it and on every asset upstream or downstream of it in the context graph (\"has this feed broken before?\")"`
 	Domain      string   `json:"domain,omitempty" jsonschema:"Incidents of one domain"`
 	FailureMode string   `json:"failure_mode,omitempty" jsonschema:"null_rate, volume, freshness, uniqueness, custom or schema"`
 	Status      string   `json:"status,omitempty" jsonschema:"open, closed, or one status (acknowledged, investigating, mitigated, resolved, false_positive, expected)"`
@@ -97,7 +100,15 @@ func getIncidentHistory(env *mcpkit.Env) mcpkit.Tool {
 				}
 				return historyResult{Incidents: []incidents.Incident{inc}, Summary: fmt.Sprintf("incident #%d: %s, %s", inc.ID, inc.Status, inc.Summary)}, nil
 			}
-			q := incidents.Query{Assets: p.Assets, Domain: p.Domain, FailureMode: p.FailureMode, Status: p.Status, Limit: p.Limit}
+			assets := p.Assets
+			if p.LineageOf != "" {
+				path, err := lineagePath(ctx, env, graph.URN(p.LineageOf))
+				if err != nil {
+					return historyResult{}, err
+				}
+				assets = append(assets, path...)
+			}
+			q := incidents.Query{Assets: assets, Domain: p.Domain, FailureMode: p.FailureMode, Status: p.Status, Limit: p.Limit}
 			if p.Since != "" {
 				if q.Since, err = time.Parse(time.RFC3339, p.Since); err != nil {
 					return historyResult{}, fmt.Errorf("since %q is not an RFC 3339 time (e.g. 2026-11-01T00:00:00Z)", p.Since)
@@ -122,3 +133,38 @@ func getIncidentHistory(env *mcpkit.Env) mcpkit.Tool {
 			return historyResult{Incidents: list, Summary: fmt.Sprintf("%d incidents (%d open); %d with a recorded cause", len(list), open, withCause)}, nil
 		})
 }
+
+// lineagePath is the asset and every asset upstream or downstream of it, at table level: an incident
+// anywhere on the path is part of the feed's history.
+func lineagePath(ctx context.Context, env *mcpkit.Env, asset graph.URN) ([]string, error) {
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := graph.New(st, env.Now)
+	out := []string{string(asset)}
+	seen := map[graph.URN]bool{asset: true}
+	for _, dir := range []graph.Direction{graph.Upstream, graph.Downstream} {
+		lin, err := g.Traverse(ctx, []graph.FieldRef{{Asset: asset}}, graph.TraverseOptions{Direction: dir, SkipHops: true})
+		var nf *graph.NotFoundError
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("lineage_of %s: not in the context graph (run sync_catalog or import_dbt_manifest, or pass assets)", asset)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lineage of %s: %w", asset, err)
+		}
+		for _, n := range lin.Nodes {
+			if !seen[n.Node.Asset] {
+				seen[n.Node.Asset] = true
+				out = append(out, string(n.Node.Asset))
+			}
+		}
+	}
+	if len(out) > maxPathAssets {
+		return nil, fmt.Errorf("lineage_of %s reaches %d assets, more than %d: pass assets or a domain instead", asset, len(out), maxPathAssets)
+	}
+	return out, nil
+}
+
+// maxPathAssets bounds the assets one history query names (SQLite binds at most 32,766 values).
+const maxPathAssets = 20000
