@@ -22,12 +22,18 @@ import (
 var ErrPrivateFile = errors.New("is a private file of the Data Workers store (database, journal or receipts key); tools never read it")
 
 // PrivateFiles are the files of the store at storePath that no tool reads for a caller: the SQLite
-// file and its -wal, -shm and -journal companions, and the receipts key beside it.
+// file and its -wal, -shm and -journal companions (beside the real file when the path is a symlink),
+// and the receipts key beside it.
 func PrivateFiles(storePath string) []string {
 	if storePath == "" {
 		return nil
 	}
-	return []string{storePath, storePath + "-wal", storePath + "-shm", storePath + "-journal", receipts.KeyPath(storePath)}
+	out := []string{storePath, storePath + "-wal", storePath + "-shm", storePath + "-journal", receipts.KeyPath(storePath)}
+	// SQLite keeps its companions beside the real file, not beside a symlink to it.
+	if real, err := filepath.EvalSymlinks(storePath); err == nil && real != storePath {
+		out = append(out, real+"-wal", real+"-shm", real+"-journal")
+	}
+	return out
 }
 
 // CheckPath refuses a caller-given path that is, or links to, one of the store's private files
@@ -49,7 +55,7 @@ func checkPath(storePath, path string, opened os.FileInfo) error {
 	refuse := fmt.Errorf("%s %w: pass a schema, manifest, events or catalog file instead", path, ErrPrivateFile)
 	target := resolve(path)
 	keyDir, keyTemp := resolve(filepath.Dir(receipts.KeyPath(storePath))), ".receipts.key."
-	if filepath.Dir(target) == keyDir && strings.HasPrefix(filepath.Base(target), keyTemp) {
+	if base := filepath.Base(target); filepath.Dir(target) == keyDir && len(base) >= len(keyTemp) && strings.EqualFold(base[:len(keyTemp)], keyTemp) {
 		return refuse
 	}
 	fi := opened

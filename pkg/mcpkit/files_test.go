@@ -166,3 +166,25 @@ func FuzzSanitizeExcerpts(f *testing.F) {
 		}
 	})
 }
+
+// When the store path is a symlink, SQLite writes its journals beside the real file: those are
+// private too, and so is a receipts key being written under another letter case.
+func TestCheckPathFollowsAStoreSymlinkToItsJournals(t *testing.T) {
+	real := t.TempDir()
+	writeFile(t, filepath.Join(real, "dw.db"), "SQLite format 3\x00")
+	writeFile(t, filepath.Join(real, "dw.db-wal"), "recent records")
+	home := t.TempDir()
+	storePath := filepath.Join(home, "dw.db")
+	if err := os.Symlink(filepath.Join(real, "dw.db"), storePath); err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Config: &config.Config{Store: config.Store{Path: storePath}}}
+	for _, p := range []string{filepath.Join(real, "dw.db-wal"), filepath.Join(real, "dw.db-shm"), filepath.Join(home, ".RECEIPTS.KEY.42")} {
+		if err := e.CheckPath(p); !errors.Is(err, ErrPrivateFile) {
+			t.Errorf("CheckPath(%s) = %v, want ErrPrivateFile", p, err)
+		}
+	}
+	if err := e.CheckPath(filepath.Join(real, "schema.avsc")); err != nil {
+		t.Errorf("a file beside the real store was refused: %v", err)
+	}
+}
