@@ -467,7 +467,7 @@ func (d *deps) checkTree(path string) error {
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.IsDir() {
-		return nil // ReadPath reports what is wrong with it
+		return nil // readEvents reports what is wrong with it
 	}
 	return filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
@@ -475,6 +475,32 @@ func (d *deps) checkTree(path string) error {
 		}
 		return d.env.CheckPath(p)
 	})
+}
+
+// maxEventsFile bounds one OpenLineage events file read into memory.
+const maxEventsFile = 256 << 20
+
+// readEvents reads the events in a file or, recursively, a directory, every file through
+// Env.ReadFile: regular files only (a device or FIFO is refused, not read or waited on), bounded,
+// and checked again once opened. Parse errors quote only short excerpts of the file.
+func (d *deps) readEvents(path string) ([]openlineage.Event, error) {
+	files, err := openlineage.Files(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []openlineage.Event
+	for _, f := range files {
+		raw, err := d.env.ReadFile(f, maxEventsFile)
+		if err != nil {
+			return nil, fmt.Errorf("openlineage events: %w", err)
+		}
+		evs, err := openlineage.Parse(f, raw)
+		if err != nil {
+			return nil, mcpkit.ContentError(err, f, raw)
+		}
+		all = append(all, evs...)
+	}
+	return all, nil
 }
 
 func importOpenLineage(d *deps) mcpkit.Tool {
@@ -498,9 +524,9 @@ func importOpenLineage(d *deps) mcpkit.Tool {
 				if err := d.checkTree(path); err != nil {
 					return graph.ImportResult{}, err
 				}
-				evs, err := openlineage.ReadPath(path)
+				evs, err := d.readEvents(path)
 				if err != nil {
-					return graph.ImportResult{}, mcpkit.ContentError(err, path, nil)
+					return graph.ImportResult{}, err
 				}
 				batches, err := openlineage.ImportJobs(evs)
 				if err != nil {
@@ -621,6 +647,9 @@ func importFlinkStatement(d *deps) mcpkit.Tool {
 
 // ---- register_assets ----
 
+// maxCatalogFile bounds a hand-written catalog file read into memory.
+const maxCatalogFile = 64 << 20
+
 type registerParams struct {
 	Path string `json:"path,omitempty" jsonschema:"A catalog file (YAML, format of configs/catalog.example.yaml); default: every catalog.files entry in the config"`
 	YAML string `json:"yaml,omitempty" jsonschema:"Catalog file content to register directly (needs source_name)"`
@@ -671,12 +700,14 @@ func registerAssets(d *deps) mcpkit.Tool {
 				return registerResult{}, err
 			}
 			imports, failures, err := importPaths(paths, func(path string) (graph.ImportResult, error) {
-				if err := d.env.CheckPath(path); err != nil {
-					return graph.ImportResult{}, err
-				}
-				b, err := catalogfile.Load(path)
+				raw, err := d.env.ReadFile(path, maxCatalogFile)
 				if err != nil {
-					return graph.ImportResult{}, mcpkit.ContentError(err, path, nil)
+					return graph.ImportResult{}, fmt.Errorf("catalog file: %w", err)
+				}
+				name := catalogfile.SourcePath(path)
+				b, err := catalogfile.Parse(name, raw)
+				if err != nil {
+					return graph.ImportResult{}, mcpkit.ContentError(err, name, raw)
 				}
 				return g.Import(ctx, b)
 			})

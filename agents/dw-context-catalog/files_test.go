@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
@@ -70,6 +71,43 @@ func TestCatalogImportsRefuseTheStoresPrivateFiles(t *testing.T) {
 	}
 	if len(byName) != len(tl) {
 		t.Fatalf("tools checked: %v, want all of %d", byName, len(tl))
+	}
+}
+
+// Catalog imports read only regular files: a device, a FIFO, a link to either, or an events
+// directory holding a FIFO is refused with an error naming it, never read until memory runs out
+// or waited on for a writer.
+func TestCatalogImportsRefuseDevicesAndFIFOs(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-context-catalog")
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "catalog.yaml")
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	zeroLink := filepath.Join(dir, "zero.yaml")
+	must(t, os.Symlink("/dev/zero", zeroLink))
+	events := filepath.Join(dir, "events")
+	must(t, os.Mkdir(events, 0o755))
+	must(t, os.WriteFile(filepath.Join(events, "a.json"), []byte(`{"eventType":"COMPLETE","eventTime":"2026-01-01T00:00:00Z","run":{"runId":"r"},"job":{"namespace":"n","name":"j"}}`), 0o600))
+	must(t, syscall.Mkfifo(filepath.Join(events, "run.json"), 0o600))
+	cases := map[string][]string{
+		"register_assets":           {"/dev/zero", fifo, zeroLink},
+		"import_openlineage_events": {"/dev/zero", fifo, zeroLink, events},
+	}
+	seen := 0
+	for _, tool := range tools(env) {
+		paths, ok := cases[tool.Def.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		for _, p := range paths {
+			msg := mcpkittest.Call(t, tool, map[string]any{"path": p}, nil)
+			if !strings.Contains(msg, "not a regular file") {
+				t.Errorf("%s %s: want a not-a-regular-file refusal, got %q", tool.Def.Name, p, msg)
+			}
+		}
+	}
+	if seen != len(cases) {
+		t.Fatalf("tools checked: %d, want %d", seen, len(cases))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -329,36 +330,67 @@ func orDefault(d time.Duration) time.Duration {
 // Secrets returns every secret value in the configuration, so output and logs can be scrubbed of them.
 func (c *Config) Secrets() []string {
 	var out []string
-	add := func(s ...string) {
-		for _, v := range s {
+	for _, s := range c.secretValues() {
+		out = append(out, s.value)
+	}
+	return out
+}
+
+// SecretWarnings names, by config key and never by value, each secret that is short (under 8
+// bytes) or made only of letters. Such a secret is still scrubbed from every output — a successful
+// result can carry a backend's error text holding it — so any name containing it (a URN such as
+// job:airflow/…, a URL, a table) is shown with [redacted]; the server logs these at start.
+func (c *Config) SecretWarnings() []string {
+	var out []string
+	for _, s := range c.secretValues() {
+		if len(s.value) >= 8 && strings.IndexFunc(s.value, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			continue
+		}
+		msg := fmt.Sprintf("config %s: the secret is short or a plain word; it is scrubbed from all output, so names that contain it (URNs, URLs, tables) show [redacted]: use a longer, random secret", s.key)
+		if !slices.Contains(out, msg) {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+type secretValue struct{ key, value string }
+
+// secretValues lists the configured secrets with the config key each came from.
+func (c *Config) secretValues() []secretValue {
+	var out []secretValue
+	add := func(key string, vals ...string) {
+		for _, v := range vals {
 			if len(v) >= 4 { // shorter values would scrub ordinary words
-				out = append(out, v)
+				out = append(out, secretValue{key, v})
 			}
 		}
 	}
 	if k := c.Kafka; k != nil && k.SASL != nil {
-		add(k.SASL.Password)
+		add("kafka.sasl.password", k.SASL.Password)
 	}
 	if r := c.SchemaRegistry; r != nil {
-		add(r.Password)
+		add("schema_registry.password", r.Password)
 	}
 	if k := c.Connect; k != nil {
-		add(k.Password)
+		add("connect.password", k.Password)
 	}
 	if cc := c.ConfluentCloud; cc != nil {
-		add(cc.APISecret, cc.FlinkAPISecret)
+		add("confluent_cloud.api_secret", cc.APISecret)
+		add("confluent_cloud.flink_api_secret", cc.FlinkAPISecret)
 	}
 	if w := c.Warehouse; w != nil {
-		add(dsnSecrets(w.DSN)...)
+		add("warehouse.dsn", dsnSecrets(w.DSN)...)
 	}
 	if d := c.DBT; d != nil && d.Cloud != nil {
-		add(d.Cloud.Token)
+		add("dbt.cloud.token", d.Cloud.Token)
 	}
 	if a := c.Airflow; a != nil {
-		add(a.Password, a.Token)
+		add("airflow.password", a.Password)
+		add("airflow.token", a.Token)
 	}
 	if s := c.Slack; s != nil {
-		add(s.WebhookURL)
+		add("slack.webhook_url", s.WebhookURL)
 	}
 	return out
 }

@@ -165,6 +165,10 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	// The raw logger: a word-like secret would otherwise redact the key that names it.
+	for _, w := range cfg.SecretWarnings() {
+		logger.Warn(w)
+	}
 	secrets := cfg.NewRedactor()
 	return &Env{
 		Agent:   agent,

@@ -13,7 +13,9 @@ import (
 
 // redactResult scrubs secrets from every text and the structured content of a result, error or
 // not: a successful result can carry a backend's error text (check_connections, remediate's
-// actions, approval notifications) as well as an error result can.
+// actions, approval notifications) as well as an error result can. In JSON only string values are
+// scrubbed: object keys are names the result's shape depends on (a secret such as "airflow" must
+// not rename "airflow_url"), and a number stays a number so the result still matches its schema.
 func redactResult(res *mcp.CallToolResult, redact func(string) string) {
 	if res == nil || redact == nil {
 		return
@@ -31,29 +33,34 @@ func redactResult(res *mcp.CallToolResult, redact func(string) string) {
 	}
 }
 
-// redactText scrubs a text; a JSON text is scrubbed value by value first, so a secret that JSON
-// escapes (a quote, a backslash, <, > or &) is found in its decoded form and the text stays JSON.
-// Whatever is still found in the raw text after that is scrubbed there: secrecy before validity.
+// redactText scrubs a text. A JSON text is scrubbed string value by string value, so a secret
+// that JSON escapes (a quote, a backslash, <, > or &) is found in its decoded form, the text stays
+// JSON and its keys and numbers are kept. Any other text is scrubbed as it is.
 func redactText(text string, redact func(string) string) string {
 	clean := redact(text)
 	if clean == text && !strings.ContainsRune(text, '\\') {
 		return text // no escapes: every decoded string is a substring of text, and none held a secret
 	}
-	if json.Valid([]byte(text)) {
-		var v any
-		if decode([]byte(text), &v) == nil {
-			if w, changed := walk(v, redact); changed {
-				if b, err := json.Marshal(w); err == nil {
-					text = string(b)
-				}
-			}
-		}
+	if !json.Valid([]byte(text)) {
+		return clean
 	}
-	return redact(text)
+	var v any
+	if decode([]byte(text), &v) != nil {
+		return clean
+	}
+	w, changed := walk(v, redact)
+	if !changed {
+		return text // the secret was only in a key or a number, which are kept
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return clean // secrecy before validity
+	}
+	return string(b)
 }
 
-// redactValue marshals v, scrubs every string in it and returns the scrubbed value, or v itself
-// (changed false) when nothing was a secret, so clean results keep their Go types untouched.
+// redactValue marshals v, scrubs every string value in it and returns the scrubbed value, or v
+// itself (changed false) when no string value held a secret, so clean results keep their Go types.
 func redactValue(v any, redact func(string) string) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -80,16 +87,12 @@ func decode(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
+// walk scrubs the string values in a decoded JSON value; keys and numbers are left as they are.
 func walk(v any, redact func(string) string) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		r := redact(x)
 		return r, r != x
-	case json.Number: // a numeric secret (a PIN-like password) becomes the marker text
-		if r := redact(string(x)); r != string(x) {
-			return r, true
-		}
-		return x, false
 	case []any:
 		changed := false
 		for i, e := range x {
@@ -102,13 +105,10 @@ func walk(v any, redact func(string) string) (any, bool) {
 	case map[string]any:
 		changed := false
 		for k, e := range x {
-			w, c := walk(e, redact)
-			if rk := redact(k); rk != k {
-				delete(x, k)
-				k, c = rk, true
+			var c bool
+			if x[k], c = walk(e, redact); c {
+				changed = true
 			}
-			x[k] = w
-			changed = changed || c
 		}
 		return x, changed
 	}

@@ -210,10 +210,51 @@ func BenchmarkRedactResult(b *testing.B) {
 func TestRedactTextKeepsJSONValid(t *testing.T) {
 	redact := func(s string) string { return strings.ReplaceAll(s, "12345678", "[redacted]") }
 	got := redactText(`{"pin":12345678,"note":"pin 12345678","n":1}`, redact)
-	if !json.Valid([]byte(got)) || strings.Contains(got, "12345678") {
-		t.Errorf("got %s", got)
+	if got != `{"n":1,"note":"pin [redacted]","pin":12345678}` {
+		t.Errorf("got %s, want the string scrubbed and the number kept a number", got)
 	}
 	if got := redactText("plain 12345678 text", redact); got != "plain [redacted] text" {
 		t.Errorf("plain text: %q", got)
+	}
+}
+
+// A word-like secret ("airflow") and a numeric one: keys are never renamed, numbers stay numbers,
+// and string values — a URN too — are scrubbed (config warns at load that such a secret breaks names).
+func TestRedactionScrubsStringValuesOnly(t *testing.T) {
+	redact := func(s string) string {
+		for _, sec := range []string{"airflow", "12345678"} {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+		return s
+	}
+	type out struct {
+		AirflowURL string `json:"airflow_url"`
+		PIN        int64  `json:"pin"`
+		Job        string `json:"job"`
+	}
+	v := out{AirflowURL: "https://airflow.internal", PIN: 12345678, Job: "job:airflow/sync_metered_usage_to_stripe"}
+	const want = `{"airflow_url":"https://[redacted].internal","job":"job:[redacted]/sync_metered_usage_to_stripe","pin":12345678}`
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := redactText(string(b), redact); got != want {
+		t.Errorf("text:\n got %s\nwant %s", got, want)
+	}
+	w, changed := redactValue(v, redact)
+	if !changed {
+		t.Fatal("structured content not scrubbed")
+	}
+	if got, _ := json.Marshal(w); string(got) != want {
+		t.Errorf("structured:\n got %s\nwant %s", got, want)
+	}
+	// A secret only in a key or a number leaves the result as it was.
+	clean := out{AirflowURL: "https://x.internal", PIN: 12345678, Job: "job:x/y"}
+	if w, changed := redactValue(clean, redact); changed || w != any(clean) {
+		t.Errorf("clean result changed: %v", w)
+	}
+	b, _ = json.Marshal(clean)
+	if got := redactText(string(b), redact); got != string(b) {
+		t.Errorf("clean text changed: %s", got)
 	}
 }

@@ -363,9 +363,15 @@ func (dc *draftContext) validateJob(ctx context.Context, class, target string, p
 		return "", fmt.Errorf("%w: payload.dag_id %q is not the DAG of %s (%q)", ErrTargetMismatch, dag, target, want)
 	}
 	if err := CheckTarget(class, target, payload); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; %s", err, holdByHand(target))
 	}
 	return fmt.Sprintf("%s is a job in the context graph with dag_id %s", target, dag), nil
+}
+
+// holdByHand is what to do with an Airflow job whose URN is not job:airflow/<dag_id> (OpenLineage
+// names jobs <namespace>/<dag>.<task>): dispatch checks the URN alone, so it cannot be held for you.
+func holdByHand(job string) string {
+	return fmt.Sprintf("hold %s by hand: its URN does not name the DAG it runs in; Data Workers only pauses job:airflow/<dag_id> targets", job)
 }
 
 func notAirflow(target, orch string) error {

@@ -20,6 +20,8 @@ func jobSources(t *testing.T) Sources {
 		{URN: "job:airflow/sandbox_x", Kind: graph.KindJob},
 		// What register_catalog's inline YAML lets a caller write: a target whose attr names another DAG.
 		{URN: "job:airflow/sandbox_redirect", Kind: graph.KindJob, Attrs: map[string]string{"dag_id": "sync_metered_usage_to_stripe"}},
+		// What an OpenLineage import names a task: the URN does not name its DAG.
+		{URN: "job:airflow-prod/sync.push_task", Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +91,8 @@ func TestValidateProposalsChecksWhatBuildChecks(t *testing.T) {
 			Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}}, "is not the DAG job:airflow/sandbox_redirect names"},
 		{"a case-folded DAG id is still wrong for Airflow", ClientProposal{Class: config.ClassPauseJob, Target: "job:airflow/sandbox_x", Title: "x",
 			Payload: map[string]any{"dag_id": "SANDBOX_X"}}, "is not the DAG of job:airflow/sandbox_x"},
+		{"an OpenLineage task of an Airflow DAG", ClientProposal{Class: config.ClassPauseJob, Target: "job:airflow-prod/sync.push_task", Title: "x",
+			Payload: map[string]any{"dag_id": "sync"}}, "hold job:airflow-prod/sync.push_task by hand: its URN does not name the DAG it runs in"},
 		{"a dbt run on a job", ClientProposal{Class: config.ClassTriggerDBTRun, Target: "job:airflow/sandbox_x", Title: "x",
 			Payload: map[string]any{"job_id": 55}}, "targets the dbt asset"},
 		{"a schema for another subject", ClientProposal{Class: config.ClassRegisterSchema, Target: "schema:sandbox-value", Title: "x",

@@ -231,6 +231,12 @@ func (dc *draftContext) holds(ctx context.Context) ([]Proposal, error) {
 		if dag == "" {
 			dag = id
 		}
+		// Dispatch refuses a target that does not name its DAG (CheckTarget), so such a hold
+		// would be approved and then never run: say so now instead of proposing it.
+		if CheckTarget(config.ClassPauseJob, string(h.job.URN), map[string]any{"dag_id": dag}) != nil {
+			dc.note(holdByHand(string(h.job.URN)) + fmt.Sprintf(" (it pushes to %s; its DAG is %s)", strings.Join(h.sinks, ", "), dag))
+			continue
+		}
 		when := "it is not scheduled"
 		if a.Attrs["paused"] == "true" {
 			when = "it is paused already"

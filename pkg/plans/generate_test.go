@@ -162,3 +162,40 @@ func TestManifestIsReadOncePerPlan(t *testing.T) {
 		t.Errorf("unknown model: %v", err)
 	}
 }
+
+// A job imported from OpenLineage is named job:<namespace>/<dag>.<task>; dispatch pauses only
+// job:airflow/<dag_id>, so its hold is a note for a person, while the story's DAG is still paused.
+func TestGenerateHoldsOnlyJobsWhoseURNNamesTheirDAG(t *testing.T) {
+	ctx := context.Background()
+	src := storySources(t, true)
+	task := graph.URN("job:airflow-prod/sync.push_task")
+	if _, err := src.Graph.Import(ctx, graph.Batch{Source: "test:openlineage",
+		Assets: []graph.Asset{
+			{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}},
+			{URN: "sink:x", Kind: graph.KindExternalSink},
+		},
+		Edges: []graph.Edge{
+			{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: task}, Kind: graph.EdgeReads},
+			{From: graph.FieldRef{Asset: task}, To: graph.FieldRef{Asset: "sink:x"}, Kind: graph.EdgeSyncsTo},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
+	p, err := Generate(ctx, src, Request{Incident: inc, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pauses []string
+	for _, pr := range p.Proposals {
+		if pr.Class == config.ClassPauseJob {
+			pauses = append(pauses, pr.Target)
+		}
+	}
+	if len(pauses) != 1 || pauses[0] != "job:airflow/sync_metered_usage_to_stripe" {
+		t.Errorf("pause_job targets %v, want only the story's DAG", pauses)
+	}
+	want := "hold job:airflow-prod/sync.push_task by hand: its URN does not name the DAG it runs in; Data Workers only pauses job:airflow/<dag_id> targets"
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, want) || !strings.Contains(notes, "sink:x") {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
+}

@@ -66,7 +66,7 @@ type Edge struct {
 // Source is the graph source name of a catalog file.
 func Source(name string) string { return "catalog:" + name }
 
-// Load reads and converts the file at path; the batch's source is Source of the absolute path, so
+// Load reads and converts the file at path; the batch's source is Source(SourcePath(path)), so
 // "./configs/x.yaml", "configs/x.yaml" and "/srv/dw/configs/x.yaml" are one source and a re-import
 // by any of them marks what the file no longer declares stale.
 func Load(path string) (graph.Batch, error) {
@@ -74,12 +74,13 @@ func Load(path string) (graph.Batch, error) {
 	if err != nil {
 		return graph.Batch{}, fmt.Errorf("catalog file: %w", err)
 	}
-	return Parse(sourcePath(path), raw)
+	return Parse(SourcePath(path), raw)
 }
 
-// sourcePath is the name a catalog file's claims are kept under: its absolute path, or the
-// cleaned path when the working directory cannot be read.
-func sourcePath(path string) string {
+// SourcePath is the name a catalog file's claims are kept under: its absolute path, or the
+// cleaned path when the working directory cannot be read. A caller reading the file itself
+// passes it to Parse with the bytes.
+func SourcePath(path string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		return abs
 	}

@@ -182,23 +182,39 @@ func ImportJobs(events []Event) ([]graph.Batch, error) {
 }
 
 // ReadPath reads every event in a file or, recursively, a directory (*.json, *.ndjson, *.jsonl).
+// It reads with os.ReadFile, so it is for trusted paths; a tool reading a caller-named path lists
+// Files and reads each one itself (regular files only, bounded) before Parse.
 func ReadPath(path string) ([]Event, error) {
+	files, err := Files(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []Event
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("openlineage events: %w", err)
+		}
+		evs, err := Parse(f, raw)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, evs...)
+	}
+	return all, nil
+}
+
+// Files lists the event files at path: path itself when it is not a directory, else every
+// *.json, *.ndjson and *.jsonl below it in lexical order. It opens none of them.
+func Files(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("openlineage events: %w", err)
 	}
 	if !info.IsDir() {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("openlineage events: %w", err)
-		}
-		evs, err := Decode(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return evs, nil
+		return []string{path}, nil
 	}
-	var all []Event
+	var files []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -207,21 +223,23 @@ func ReadPath(path string) ([]Event, error) {
 		if d.IsDir() || (ext != ".json" && ext != ".ndjson" && ext != ".jsonl") {
 			return nil
 		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		evs, err := Decode(raw)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		all = append(all, evs...)
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openlineage events: %w", err)
 	}
-	return all, nil
+	return files, nil
+}
+
+// Parse decodes the events in raw, the content of the file name (one event, a JSON array or
+// NDJSON); errors name the file.
+func Parse(name string, raw []byte) ([]Event, error) {
+	evs, err := Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return evs, nil
 }
 
 // Decode reads one event, a JSON array of events, or NDJSON.

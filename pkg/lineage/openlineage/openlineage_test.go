@@ -2,6 +2,7 @@ package openlineage
 
 import (
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -118,4 +119,34 @@ func FuzzDecodeAndImport(f *testing.F) {
 			t.Fatalf("per-job batches hold %d edges, the location batch %d", edges, len(b.Edges))
 		}
 	})
+}
+
+// Files lists only event files, in a stable order, and Parse errors name the file they came from.
+func TestFilesListsEventFilesAndParseNamesTheFile(t *testing.T) {
+	dir := filepath.Join("testdata", "events")
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 || !sort.StringsAreSorted(files) {
+		t.Fatalf("files %v", files)
+	}
+	for _, f := range files {
+		if ext := filepath.Ext(f); ext != ".json" && ext != ".ndjson" && ext != ".jsonl" {
+			t.Errorf("listed %s", f)
+		}
+	}
+	one := filepath.Join(dir, "nope.json")
+	if got, err := Files(one); err == nil {
+		t.Errorf("missing path listed %v", got)
+	}
+	if got, err := Files(files[0]); err != nil || len(got) != 1 || got[0] != files[0] {
+		t.Errorf("a file lists itself: %v %v", got, err)
+	}
+	if _, err := Parse("x/run.json", []byte("{not json")); err == nil || !strings.HasPrefix(err.Error(), "x/run.json: ") {
+		t.Errorf("parse error %v", err)
+	}
+	if evs, err := Parse("empty.json", nil); err != nil || len(evs) != 0 {
+		t.Errorf("empty file: %v %v", evs, err)
+	}
 }
