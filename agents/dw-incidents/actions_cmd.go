@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -71,34 +69,20 @@ func actionsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 }
 
 func settleCommand(ctx context.Context, env *mcpkit.Env, exec *remediation.Executor, args []string, stdio mcpkit.IO) int {
-	id, rest, err := leadingID(args)
-	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-		fmt.Fprint(stdio.Err, actionsUsage)
-		return mcpkit.ExitUsage
-	}
-	outcome, rest := rest[0], rest[1:]
-	fs := flag.NewFlagSet("actions settle", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	as := fs.String("as", "", "your approver name, as in the config")
-	reason := fs.String("reason", "", "what the target system shows (recorded on the action)")
-	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
-	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" || strings.TrimSpace(*reason) == "" {
-		fmt.Fprint(stdio.Err, actionsUsage)
-		return mcpkit.ExitUsage
-	}
-	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+	d, code := parseDecision(ctx, env, "actions settle", actionsUsage, "what the target system shows (recorded on the action)", true, nil, args, stdio)
+	if code != mcpkit.ExitOK {
 		return code
 	}
-	a, err := exec.Settle(ctx, id, outcome, *as, *reason)
+	a, err := exec.Settle(ctx, d.id, d.value, d.as, d.reason)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitToolError
 	}
 	if a.IncidentID != 0 {
 		if incs, err := incidentStore(ctx, env); err == nil {
-			_ = incs.AddEvent(ctx, a.IncidentID, "action", *as, fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, *reason))
+			_ = incs.AddEvent(ctx, a.IncidentID, "action", d.as, fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, d.reason))
 		}
 	}
-	fmt.Fprintf(stdio.Out, "action #%d (%s on %s) settled as %s by %s\n", a.ID, a.Class, a.Target, a.Status, *as)
+	fmt.Fprintf(stdio.Out, "action #%d (%s on %s) settled as %s by %s\n", a.ID, a.Class, a.Target, a.Status, d.as)
 	return mcpkit.ExitOK
 }

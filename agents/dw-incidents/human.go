@@ -173,42 +173,31 @@ The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 m
 // severityCommand sets a person's severity on an incident, proven with the approver token as
 // `approvals approve` is.
 func severityCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
-	id, rest, err := leadingID(args)
-	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-		fmt.Fprint(stdio.Err, severityUsage)
-		return mcpkit.ExitUsage
+	valid := func(sev string) error {
+		if !incidents.ValidSeverity(sev) {
+			return fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", sev)
+		}
+		return nil
 	}
-	sev, rest := rest[0], rest[1:]
-	fs := flag.NewFlagSet("severity", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	as := fs.String("as", "", "your approver name, as in the config")
-	reason := fs.String("reason", "", "why (recorded on the incident's timeline)")
-	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
-	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" {
-		fmt.Fprint(stdio.Err, severityUsage)
-		return mcpkit.ExitUsage
-	}
-	if !incidents.ValidSeverity(sev) {
-		fmt.Fprintf(stdio.Err, "dw-incidents: severity %q: use sev1, sev2, sev3 or sev4\n", sev)
-		return mcpkit.ExitUsage
-	}
-	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+	d, code := parseDecision(ctx, env, "severity", severityUsage, "why (recorded on the incident's timeline)", false, valid, args, stdio)
+	if code != mcpkit.ExitOK {
 		return code
 	}
+	id, sev := d.id, d.value
 	s, err := incidentStore(ctx, env)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage
 	}
-	why := *reason
+	why := d.reason
 	if why == "" {
 		why = "set from the command line"
 	}
-	if err := s.SetSeverity(ctx, id, sev, *as, why); err != nil {
+	if err := s.SetSeverity(ctx, id, sev, d.as, why); err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitToolError
 	}
-	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s: no diagnosis lowers it\n", id, sev, *as)
+	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s: no diagnosis lowers it\n", id, sev, d.as)
 	return mcpkit.ExitOK
 }
 
@@ -303,31 +292,17 @@ The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 m
 
 // statusCommand sets an incident's status as a person's judgement.
 func statusCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
-	id, rest, err := leadingID(args)
-	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-		fmt.Fprint(stdio.Err, statusUsage)
-		return mcpkit.ExitUsage
+	valid := func(status string) error {
+		switch status {
+		case incidents.StatusAcknowledged, incidents.StatusInvestigating, incidents.StatusMitigated, incidents.StatusFalsePositive, incidents.StatusExpected:
+			return nil
+		case incidents.StatusResolved:
+			return errors.New("resolved comes from verify_incident, when the incident's checks pass; a person can mark it mitigated, false_positive or expected")
+		}
+		return fmt.Errorf("status %q: use acknowledged, investigating, mitigated, false_positive or expected", status)
 	}
-	status, rest := rest[0], rest[1:]
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	as := fs.String("as", "", "your approver name, as in the config")
-	reason := fs.String("reason", "", "why (recorded on the incident's timeline)")
-	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
-	if fs.Parse(rest) != nil || fs.NArg() > 0 || *as == "" || strings.TrimSpace(*reason) == "" {
-		fmt.Fprint(stdio.Err, statusUsage)
-		return mcpkit.ExitUsage
-	}
-	switch status {
-	case incidents.StatusAcknowledged, incidents.StatusInvestigating, incidents.StatusMitigated, incidents.StatusFalsePositive, incidents.StatusExpected:
-	case incidents.StatusResolved:
-		fmt.Fprintln(stdio.Err, "dw-incidents: resolved comes from verify_incident, when the incident's checks pass; a person can mark it mitigated, false_positive or expected")
-		return mcpkit.ExitUsage
-	default:
-		fmt.Fprint(stdio.Err, statusUsage)
-		return mcpkit.ExitUsage
-	}
-	if _, code := authenticate(ctx, env, *as, *tokenFile, stdio); code != mcpkit.ExitOK {
+	d, code := parseDecision(ctx, env, "status", statusUsage, "why (recorded on the incident's timeline)", true, valid, args, stdio)
+	if code != mcpkit.ExitOK {
 		return code
 	}
 	s, err := incidentStore(ctx, env)
@@ -335,11 +310,51 @@ func statusCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mc
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage
 	}
-	inc, err := s.SetStatus(ctx, id, status, *as, *reason)
+	inc, err := s.SetStatus(ctx, d.id, d.value, d.as, d.reason)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitToolError
 	}
-	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s\n", inc.ID, inc.Status, *as)
+	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s\n", inc.ID, inc.Status, d.as)
 	return mcpkit.ExitOK
+}
+
+// decision is a person's command on one record: `NAME ID VALUE --as NAME [--reason TEXT] [--token-file F]`.
+type decision struct {
+	id     int64
+	value  string
+	as     string
+	reason string
+}
+
+// parseDecision reads a decision's arguments and authenticates the person; on failure it has said
+// what went wrong (the usage, or why the token was refused) and returns the exit code.
+// valid, when set, checks the value before anyone is authenticated.
+func parseDecision(ctx context.Context, env *mcpkit.Env, name, usage, reasonHelp string, reasonRequired bool, valid func(string) error, args []string, stdio mcpkit.IO) (decision, int) {
+	id, rest, err := leadingID(args)
+	if err != nil || id == 0 || len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		fmt.Fprint(stdio.Err, usage)
+		return decision{}, mcpkit.ExitUsage
+	}
+	d := decision{id: id, value: rest[0]}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	as := fs.String("as", "", "your approver name, as in the config")
+	reason := fs.String("reason", "", reasonHelp)
+	tokenFile := fs.String("token-file", "", "file holding your approver token (default: $DW_APPROVER_TOKEN)")
+	if fs.Parse(rest[1:]) != nil || fs.NArg() > 0 || *as == "" || (reasonRequired && strings.TrimSpace(*reason) == "") {
+		fmt.Fprint(stdio.Err, usage)
+		return decision{}, mcpkit.ExitUsage
+	}
+	d.as, d.reason = *as, *reason
+	if valid != nil {
+		if err := valid(d.value); err != nil {
+			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+			return decision{}, mcpkit.ExitUsage
+		}
+	}
+	if _, code := authenticate(ctx, env, d.as, *tokenFile, stdio); code != mcpkit.ExitOK {
+		return decision{}, code
+	}
+	return d, mcpkit.ExitOK
 }
