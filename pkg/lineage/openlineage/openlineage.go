@@ -122,15 +122,6 @@ type InputField struct {
 	} `json:"transformations"`
 }
 
-// Source names an event location in the graph: the absolute, cleaned path, so the same file or
-// directory is one source whatever the working directory or spelling.
-func Source(location string) string {
-	if abs, err := filepath.Abs(location); err == nil {
-		location = abs
-	}
-	return "openlineage:" + location
-}
-
 // JobSource names one OpenLineage job in the graph by its absolute identity, namespace and
 // name (each path-escaped, so "a/b"+"c" and "a"+"b/c" differ): whichever file its events come
 // from, a re-import replaces what the job asserted before, and jobs of the same name in two
@@ -295,13 +286,6 @@ func DatasetURN(namespace, name string) graph.URN {
 // JobURN is an OpenLineage job.
 func JobURN(namespace, name string) graph.URN {
 	return graph.URN("job:" + strings.ReplaceAll(namespace+"/"+name, "#", "%23"))
-}
-
-// Import converts events (in event-time order; later facets win) into one batch named
-// Source(location). ImportJobs keys the same assertions by job instead, which is what a
-// re-import from other files of the same job needs to mark stale correctly.
-func Import(location string, events []Event) (graph.Batch, error) {
-	return convert(Source(location), events)
 }
 
 // convert turns events into one batch named source.
