@@ -70,7 +70,14 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 				r, err := svc.Request(ctx, approvals.Proposal{IncidentID: p.IncidentID, Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload},
 					env.Agent, p.Owners)
 				if err != nil {
-					return approvalsResult{}, fmt.Errorf("proposals[%d]: %w (requests before it were created)", i, err)
+					err = fmt.Errorf("proposals[%d]: %w", i, err)
+					if len(out.Requests) == 0 {
+						return approvalsResult{}, err
+					}
+					// The requests before it exist and wait for their approvers: say so, with them.
+					out.Stop, _ = svc.Stop(ctx)
+					out.Next = fmt.Sprintf("Only the first %d requests were created; fix proposals[%d] and route it and the ones after it again.", len(out.Requests), i)
+					return out, mcpkit.Partial(err)
 				}
 				out.Requests = append(out.Requests, r)
 			}

@@ -5,9 +5,13 @@ import (
 	"encoding/hex"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/notify"
+	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/remediation"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 // approvalService opens the store and builds the approvals service (on first use, not at start-up).
@@ -44,4 +48,27 @@ func receiptChain(ctx context.Context, env *mcpkit.Env) (*receipts.Chain, error)
 	}
 	env.AddSecret(hex.EncodeToString(key)) // never shown in a result or a log, whatever a backend echoes
 	return receipts.Open(ctx, st, key, env.Now)
+}
+
+// executor builds the remediation executor over the configured orchestrators.
+func executor(st *store.Store, env *mcpkit.Env, svc *approvals.Service) *remediation.Executor {
+	return remediation.New(st, env.Config, svc, remediation.Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(env.Config.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(env.Config.DBT) },
+	}, env.Now)
+}
+
+// lifecycleService wires the incident lifecycle to this process's store, config and backends.
+func lifecycleService(ctx context.Context, env *mcpkit.Env) (*lifecycle.Service, error) {
+	svc, err := approvalService(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	st, err := env.Store.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return lifecycle.New(lifecycle.Deps{Store: st, Config: env.Config, Approvals: svc, Executor: executor(st, env, svc),
+		Receipts: func(ctx context.Context) (*receipts.Chain, error) { return receiptChain(ctx, env) },
+		Notifier: func() (notify.Notifier, error) { return notifier(env) }, Now: env.Now, Actor: env.Agent})
 }

@@ -139,37 +139,41 @@ func (s *Store) AddEvent(ctx context.Context, id int64, kind, actor, detail stri
 // SetStatus moves an incident to a new status, recording who and why. Closing statuses set
 // resolved_at; a closed incident can be reopened only by a new failure (a new incident).
 func (s *Store) SetStatus(ctx context.Context, id int64, status, actor, note string) (Incident, error) {
-	if !slices.Contains(openStatuses, status) && !slices.Contains(closedStatuses, status) {
-		return Incident{}, fmt.Errorf("status %q: use one of %s", status, strings.Join(append(slices.Clone(openStatuses), closedStatuses...), ", "))
-	}
-	cur, err := s.Get(ctx, id)
-	if err != nil {
-		return Incident{}, err
-	}
-	if !IsOpen(cur.Status) {
-		return Incident{}, fmt.Errorf("incident #%d is already %s; a new failure opens a new incident", id, cur.Status)
-	}
 	now := s.now().UTC()
-	err = s.st.Write(ctx, func(tx *sql.Tx) error {
-		var resolved any
-		if !IsOpen(status) {
-			resolved = store.Timestamp(now)
-		}
-		q := `UPDATE incidents SET status = ?, updated_at = ?, resolved_at = ? WHERE id = ?`
-		args := []any{status, store.Timestamp(now), resolved, id}
-		if status == StatusResolved || status == StatusFalsePositive || status == StatusExpected {
-			q = `UPDATE incidents SET status = ?, updated_at = ?, resolved_at = ?, resolution = ? WHERE id = ?`
-			args = []any{status, store.Timestamp(now), resolved, note, id}
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("set incident %d status: %w", id, err)
-		}
-		return AddEventTx(ctx, tx, id, now, "status", actor, fmt.Sprintf("%s → %s: %s", cur.Status, status, note))
-	})
+	err := s.st.Write(ctx, func(tx *sql.Tx) error { return SetStatusTx(ctx, tx, id, status, actor, note, now) })
 	if err != nil {
 		return Incident{}, err
 	}
 	return s.Get(ctx, id)
+}
+
+// SetStatusTx is SetStatus inside the caller's write transaction, so a resolution can commit
+// together with what it depends on (the receipt, the actions it verifies) or not at all. It reads
+// the current status inside tx: an incident another process closed meanwhile is not closed twice.
+func SetStatusTx(ctx context.Context, tx *sql.Tx, id int64, status, actor, note string, now time.Time) error {
+	if !slices.Contains(openStatuses, status) && !slices.Contains(closedStatuses, status) {
+		return fmt.Errorf("status %q: use one of %s", status, strings.Join(append(slices.Clone(openStatuses), closedStatuses...), ", "))
+	}
+	var cur string
+	err := tx.QueryRowContext(ctx, `SELECT status FROM incidents WHERE id = ?`, id).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
+	}
+	if err != nil {
+		return fmt.Errorf("read incident %d status: %w", id, err)
+	}
+	if !IsOpen(cur) {
+		return fmt.Errorf("incident #%d is already %s; a new failure opens a new incident", id, cur)
+	}
+	var resolved, resolution any
+	if !IsOpen(status) {
+		resolved, resolution = store.Timestamp(now), note
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET status = ?, updated_at = ?, resolved_at = ?, resolution = COALESCE(?, resolution) WHERE id = ?`,
+		status, store.Timestamp(now), resolved, resolution, id); err != nil {
+		return fmt.Errorf("set incident %d status: %w", id, err)
+	}
+	return AddEventTx(ctx, tx, id, now, "status", actor, fmt.Sprintf("%s → %s: %s", cur, status, note))
 }
 
 // RecordDiagnosis stores the diagnosis (JSON) and its one-line cause on the incident.

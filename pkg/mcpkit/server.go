@@ -116,6 +116,9 @@ func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
 					outcome, errText = "tool_error", err.Error()
 				} else if res != nil && res.IsError {
 					outcome, errText = "tool_error", resultText(res)
+				} else if IsPartial(res) {
+					// It changed something and then failed: recorded as an error, with what it did.
+					outcome, errText = "tool_error", "partial: "+resultText(res)
 				}
 				if o.Redact != nil {
 					errText = o.Redact(errText)

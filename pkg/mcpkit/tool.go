@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -124,15 +125,45 @@ func handler[In, Out any](name string, v *argValidator, fn func(context.Context,
 		}
 		ctx = context.WithValue(ctx, requestKey{}, &req)
 		out, err := fn(ctx, in)
-		if err != nil {
+		var partial *partialError
+		if err != nil && !errors.As(err, &partial) {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		text, err := json.Marshal(out)
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("internal error in %s: encode result: %v", name, err)), nil
 		}
-		return mcp.NewToolResultStructured(out, string(text)), nil
+		res = mcp.NewToolResultStructured(out, string(text))
+		if partial != nil {
+			res.Content = append(res.Content, mcp.NewTextContent(fmt.Sprintf("%s stopped part-way: %v. The result is what it did before that; nothing after it ran.", name, partial.err)))
+			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{partialMetaKey: true}}
+		}
+		return res, nil
 	}
+}
+
+// Partial marks a handler's error as coming after the call changed something (an action ran, a
+// request was created): the result then carries the handler's output — what was done — and the
+// error as a second text, instead of an isError result that would drop what was done. A call that
+// changed nothing returns its error plainly and stays isError.
+func Partial(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &partialError{err: err}
+}
+
+type partialError struct{ err error }
+
+func (p *partialError) Error() string { return p.err.Error() }
+func (p *partialError) Unwrap() error { return p.err }
+
+// partialMetaKey flags a partial result in its _meta, so the audit log records it as such.
+const partialMetaKey = "dataworkers/partial"
+
+// IsPartial reports whether res is a partial result (see Partial).
+func IsPartial(res *mcp.CallToolResult) bool {
+	return res != nil && res.Meta != nil && res.Meta.AdditionalFields[partialMetaKey] == true
 }
 
 func bindArguments(req mcp.CallToolRequest, validator *argValidator, v any) error {

@@ -132,31 +132,41 @@ func canonical(body any) ([]byte, error) {
 
 // Append adds a receipt for incident with body at the head of the chain.
 func (c *Chain) Append(ctx context.Context, incidentID int64, body any) (Receipt, error) {
+	var r Receipt
+	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = c.AppendTx(ctx, tx, incidentID, body)
+		return err
+	})
+	return r, err
+}
+
+// AppendTx is Append inside the caller's write transaction: the receipt is written, and the head
+// moved, only if the transaction commits.
+func (c *Chain) AppendTx(ctx context.Context, tx *sql.Tx, incidentID int64, body any) (Receipt, error) {
 	raw, err := canonical(body)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("receipt body: %w", err)
 	}
-	var r Receipt
-	err = c.st.Write(ctx, func(tx *sql.Tx) error {
-		var count int64
-		var head string
-		if err := tx.QueryRowContext(ctx, `SELECT count, head_mac FROM receipt_chain WHERE id = 1`).Scan(&count, &head); err != nil {
-			return fmt.Errorf("read receipt chain head: %w", err)
-		}
-		at := c.now().UTC()
-		r = Receipt{Seq: count + 1, IncidentID: incidentID, CreatedAt: at, Body: raw, PrevMAC: head}
-		r.MAC = c.mac(r.Seq, incidentID, store.Timestamp(at), raw, head)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts(seq, incident_id, created_at, body, prev_mac, mac) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.Seq, incidentID, store.Timestamp(at), string(raw), head, r.MAC); err != nil {
-			return fmt.Errorf("insert receipt: %w", err)
-		}
-		// The head carries its own MAC so truncating the chain (deleting the newest receipts and
-		// rolling the head back) is detected too.
-		_, err := tx.ExecContext(ctx, `UPDATE receipt_chain SET count = ?, head_mac = ?, head_tag = ? WHERE id = 1`,
-			r.Seq, r.MAC, c.headTag(r.Seq, r.MAC))
-		return err
-	})
-	return r, err
+	var count int64
+	var head string
+	if err := tx.QueryRowContext(ctx, `SELECT count, head_mac FROM receipt_chain WHERE id = 1`).Scan(&count, &head); err != nil {
+		return Receipt{}, fmt.Errorf("read receipt chain head: %w", err)
+	}
+	at := c.now().UTC()
+	r := Receipt{Seq: count + 1, IncidentID: incidentID, CreatedAt: at, Body: raw, PrevMAC: head}
+	r.MAC = c.mac(r.Seq, incidentID, store.Timestamp(at), raw, head)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO receipts(seq, incident_id, created_at, body, prev_mac, mac) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.Seq, incidentID, store.Timestamp(at), string(raw), head, r.MAC); err != nil {
+		return Receipt{}, fmt.Errorf("insert receipt: %w", err)
+	}
+	// The head carries its own MAC so truncating the chain (deleting the newest receipts and
+	// rolling the head back) is detected too.
+	if _, err := tx.ExecContext(ctx, `UPDATE receipt_chain SET count = ?, head_mac = ?, head_tag = ? WHERE id = 1`,
+		r.Seq, r.MAC, c.headTag(r.Seq, r.MAC)); err != nil {
+		return Receipt{}, fmt.Errorf("move receipt chain head: %w", err)
+	}
+	return r, nil
 }
 
 func (c *Chain) headTag(count int64, head string) string {

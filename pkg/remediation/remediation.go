@@ -405,15 +405,21 @@ func (e *Executor) ForIncident(ctx context.Context, incidentID int64) ([]Action,
 // A failed verification is never raised to passed afterwards: a later resolution does not erase
 // that the checks right after the action failed.
 func (e *Executor) MarkVerified(ctx context.Context, actionID int64, passed bool) error {
+	return e.st.Write(ctx, func(tx *sql.Tx) error { return MarkVerifiedTx(ctx, tx, actionID, passed, e.now()) })
+}
+
+// MarkVerifiedTx is MarkVerified inside the caller's write transaction (the verification that
+// resolves an incident marks its actions in the same commit as the resolution and the receipt).
+func MarkVerifiedTx(ctx context.Context, tx *sql.Tx, actionID int64, passed bool, now time.Time) error {
 	v := 0
 	if passed {
 		v = 1
 	}
-	return e.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE actions SET verified = ?, verified_at = ? WHERE id = ? AND (verified IS NULL OR verified = 1)`,
-			v, store.Timestamp(e.now()), actionID)
-		return err
-	})
+	if _, err := tx.ExecContext(ctx, `UPDATE actions SET verified = ?, verified_at = ? WHERE id = ? AND (verified IS NULL OR verified = 1)`,
+		v, store.Timestamp(now), actionID); err != nil {
+		return fmt.Errorf("mark action #%d verified: %w", actionID, err)
+	}
+	return nil
 }
 
 // CleanRecordRuns is how many approved, successful and verified runs of a class on a target L3 needs

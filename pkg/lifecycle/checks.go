@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -11,15 +11,14 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
-// checkOptions say how an incident's checks are re-run: the window and the tables' event-time column.
-type checkOptions struct {
+// CheckOptions say how an incident's checks are re-run: the window and the tables' event-time column.
+type CheckOptions struct {
 	Window          string
 	TimeZone        string
 	TimestampColumn string
@@ -27,15 +26,15 @@ type checkOptions struct {
 	KeyColumns []string
 }
 
-// incidentChecks is one re-run of an incident's checks: its own failing check (unless the plan moved
+// CheckRun is one re-run of an incident's checks: its own failing check (unless the plan moved
 // the data elsewhere) and every check of its latest plan.
-type incidentChecks struct {
+type CheckRun struct {
 	Window quality.Window
 	// PlanID is the plan whose checks ran (0: no plan).
 	PlanID int64
 	// Superseded explains why the incident's own check was replaced by a plan check.
 	Superseded string
-	Checks     []verifyCheck
+	Checks     []Check
 	// Before are the failing points that opened the incident; After are this re-run's results.
 	Before, After []receipts.Check
 	// Failing says, one line per result, what does not pass yet.
@@ -44,10 +43,10 @@ type incidentChecks struct {
 }
 
 // Passed is true when every check produced results and all of them pass.
-func (c incidentChecks) Passed() bool { return len(c.Failing) == 0 }
+func (c CheckRun) Passed() bool { return len(c.Failing) == 0 }
 
 // Summary names the checks and the check runs, for the incident's timeline.
-func (c incidentChecks) Summary() string {
+func (c CheckRun) Summary() string {
 	var names []string
 	for _, r := range c.Checks {
 		n := r.Metric
@@ -73,6 +72,54 @@ func (c incidentChecks) Summary() string {
 	return s
 }
 
+// Check is one re-run result as the incident judges it.
+type Check struct {
+	Asset   string  `json:"asset"`
+	Origin  string  `json:"origin" jsonschema:"incident (its own failing check) or the plan check it came from"`
+	Check   string  `json:"check"`
+	Metric  string  `json:"metric"`
+	Subject string  `json:"subject,omitempty"`
+	Value   float64 `json:"value"`
+	Status  string  `json:"status" jsonschema:"pass, warn, fail, or not_judged (too little history to judge: does not count as passing)"`
+	Why     string  `json:"why"`
+}
+
+// failureMetric is the history metric each failure mode is judged by.
+var failureMetric = map[string]quality.Check{
+	"null_rate":             quality.NullRate,
+	"rows_per_hour":         quality.Volume,
+	"freshness_lag_seconds": quality.Freshness,
+	"duplicate_rows":        quality.Uniqueness,
+}
+
+func metricOf(mode string) (string, quality.Check, error) {
+	for m, c := range failureMetric {
+		if string(c) == mode {
+			return m, c, nil
+		}
+	}
+	switch mode {
+	case "custom":
+		return "", "", fmt.Errorf("custom assertions are not kept in the check history, so they cannot be re-run here: run run_quality_check (dw-quality) with the assertion, then resolve the incident")
+	case "schema":
+		return "", "", fmt.Errorf("a schema incident has no data check to re-run: verify the schema with dw-schema")
+	}
+	return "", "", fmt.Errorf("failure mode %q has no quality check to re-run", mode)
+}
+
+// tableOf reads the table out of a warehouse URN (warehouse:<engine>/<db.schema.table>).
+func tableOf(asset, engine string) (string, error) {
+	rest, ok := strings.CutPrefix(asset, "warehouse:")
+	eng, table, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || table == "" {
+		return "", fmt.Errorf("asset %q is not a warehouse table URN (warehouse:<engine>/<table>); only warehouse checks can be re-run", asset)
+	}
+	if !strings.EqualFold(eng, engine) {
+		return "", fmt.Errorf("asset %q is on %s but warehouse.engine is %s: point the config at the asset's warehouse", asset, eng, engine)
+	}
+	return table, nil
+}
+
 // checkRequest is one check to run: which table, which check, and where it came from.
 type checkRequest struct {
 	asset  string
@@ -86,22 +133,19 @@ type checkRequest struct {
 // reported as such and does not count as passing.
 const notJudged = "not_judged"
 
-// runIncidentChecks re-runs the incident's own failing check and its latest plan's checks over the
+// runChecks re-runs the incident's own failing check and its latest plan's checks over the
 // window on the configured warehouse, records the runs in the check history, and returns every
 // result with the receipt's before and after records. A plan check whose supersedes names the
 // incident's asset replaces the incident's own check (the plan moved the data to a new table, and
 // the old one keeps its bad rows). It never opens incidents.
-func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incident, opts checkOptions) (incidentChecks, error) {
-	st, err := env.Store.Get(ctx)
-	if err != nil {
-		return incidentChecks{}, err
-	}
-	out := incidentChecks{Checks: []verifyCheck{}, Before: []receipts.Check{}, After: []receipts.Check{}}
+func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts CheckOptions) (CheckRun, error) {
+	st := s.d.Store
+	out := CheckRun{Checks: []Check{}, Before: []receipts.Check{}, After: []receipts.Check{}}
 	plan, err := plans.Latest(ctx, st, inc.ID)
 	switch {
 	case errors.Is(err, plans.ErrNoPlan):
 	case err != nil:
-		return incidentChecks{}, err
+		return CheckRun{}, err
 	default:
 		out.PlanID = plan.ID
 	}
@@ -128,19 +172,19 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 	var own quality.Check
 	if superseding == nil {
 		if metric, own, err = metricOf(inc.FailureMode); err != nil {
-			return incidentChecks{}, err
+			return CheckRun{}, err
 		}
 	} else if m, c, err := metricOf(inc.FailureMode); err == nil {
 		metric, own = m, c // still read the failing points: they are the receipt's "before"
 	}
-	if env.Config.Warehouse == nil {
-		return incidentChecks{}, fmt.Errorf("warehouse is not configured: set warehouse.engine and warehouse.dsn in %s", env.Config.Source)
+	if s.d.Config.Warehouse == nil {
+		return CheckRun{}, fmt.Errorf("warehouse is not configured: set warehouse.engine and warehouse.dsn in %s", s.d.Config.Source)
 	}
-	engine := env.Config.Warehouse.Engine
-	now := env.Now()
+	engine := s.d.Config.Warehouse.Engine
+	now := s.d.Now()
 	out.Window, err = quality.ParseWindow(quality.WindowSpec{Window: opts.Window, TimeZone: opts.TimeZone}, now)
 	if err != nil {
-		return incidentChecks{}, err
+		return CheckRun{}, err
 	}
 	hist := quality.NewHistory(st)
 	var subjects []string
@@ -148,7 +192,7 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		// The last run with a failing point of this metric says which subjects failed.
 		runs, err := hist.Runs(ctx, quality.HistoryQuery{Asset: inc.Asset, Metric: metric, Limit: 200})
 		if err != nil {
-			return incidentChecks{}, err
+			return CheckRun{}, err
 		}
 		for _, r := range runs {
 			if r.Asset != inc.Asset {
@@ -171,7 +215,7 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 	if superseding == nil {
 		table, err := tableOf(inc.Asset, engine)
 		if err != nil {
-			return incidentChecks{}, err
+			return CheckRun{}, err
 		}
 		req := quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: out.Window, Checks: []quality.Check{own}}
 		switch own {
@@ -189,19 +233,19 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		origin := fmt.Sprintf("plan #%d check %d", plan.ID, i+1)
 		checks, err := quality.ParseChecks([]string{c.Check})
 		if err != nil || len(checks) != 1 {
-			return incidentChecks{}, fmt.Errorf("%s on %s: %v", origin, c.Asset, err)
+			return CheckRun{}, fmt.Errorf("%s on %s: %v", origin, c.Asset, err)
 		}
 		if checks[0] == quality.Custom {
-			return incidentChecks{}, fmt.Errorf("%s on %s is a custom check, which a plan cannot carry (no assertion SQL): run it with run_quality_check (dw-quality) and store a plan without it", origin, c.Asset)
+			return CheckRun{}, fmt.Errorf("%s on %s is a custom check, which a plan cannot carry (no assertion SQL): run it with run_quality_check (dw-quality) and store a plan without it", origin, c.Asset)
 		}
 		table, err := tableOf(c.Asset, engine)
 		if err != nil {
-			return incidentChecks{}, fmt.Errorf("%s: %w", origin, err)
+			return CheckRun{}, fmt.Errorf("%s: %w", origin, err)
 		}
 		w := out.Window
 		if c.Window != "" {
 			if w, err = quality.ParseWindow(quality.WindowSpec{Window: c.Window, TimeZone: opts.TimeZone}, now); err != nil {
-				return incidentChecks{}, fmt.Errorf("%s: %w", origin, err)
+				return CheckRun{}, fmt.Errorf("%s: %w", origin, err)
 			}
 		}
 		req := quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: w, Checks: checks, Columns: c.Columns, KeyColumns: c.KeyColumns}
@@ -214,24 +258,24 @@ func runIncidentChecks(ctx context.Context, env *mcpkit.Env, inc incidents.Incid
 		}
 		todo = append(todo, checkRequest{asset: c.Asset, origin: origin, req: req, supersedes: supersedes})
 	}
-	wh, err := warehouse.Connect(env.Config.Warehouse)
+	wh, err := warehouse.Connect(s.d.Config.Warehouse)
 	if err != nil {
-		return incidentChecks{}, err
+		return CheckRun{}, err
 	}
 	defer wh.Close()
-	checker := quality.NewChecker(wh, hist, env.Now)
+	checker := quality.NewChecker(wh, hist, s.d.Now)
 	for _, t := range todo {
 		rep, err := checker.Run(ctx, t.req)
 		if err != nil {
-			return incidentChecks{}, fmt.Errorf("re-run %s (%s) on %s: %w", t.req.Checks[0], t.origin, t.req.Table, err)
+			return CheckRun{}, fmt.Errorf("re-run %s (%s) on %s: %w", t.req.Checks[0], t.origin, t.req.Table, err)
 		}
 		out.RunIDs = append(out.RunIDs, rep.RunID)
 		for _, r := range rep.Results {
 			value, status, why, err := judge(ctx, hist, t, r, now)
 			if err != nil {
-				return incidentChecks{}, err
+				return CheckRun{}, err
 			}
-			out.Checks = append(out.Checks, verifyCheck{Asset: rep.Asset, Origin: t.origin, Check: r.Check, Metric: r.Metric, Subject: r.Subject,
+			out.Checks = append(out.Checks, Check{Asset: rep.Asset, Origin: t.origin, Check: r.Check, Metric: r.Metric, Subject: r.Subject,
 				Value: value, Status: status, Why: why})
 			out.After = append(out.After, receipts.Check{At: now, Asset: rep.Asset, Metric: r.Metric, Subject: r.Subject, Value: value, Status: status, Why: why})
 			if status != string(quality.Pass) {

@@ -1,70 +1,41 @@
-package main
+package lifecycle
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/remediation"
-	"github.com/dataworkers/dw/pkg/store"
 )
 
 const (
-	stripeDAG     = "job:airflow/sync_metered_usage_to_stripe"
+	syncDAG       = "job:airflow/sync_metered_usage_to_stripe"
 	approverToken = "ann-token"
 )
 
-// slackHook is a loopback incoming webhook that keeps what it was sent (Slack answers a plain "ok").
-type slackHook struct {
-	mu    sync.Mutex
-	texts []string
-}
-
-func (h *slackHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body map[string]string
-	if r.Method != http.MethodPost || r.URL.Path != "/services/T000/B000/XXXX" || json.NewDecoder(r.Body).Decode(&body) != nil {
-		http.Error(w, "invalid_payload", http.StatusBadRequest)
-		return
-	}
-	h.mu.Lock()
-	h.texts = append(h.texts, body["text"])
-	h.mu.Unlock()
-	w.Write([]byte("ok"))
-}
-
-func (h *slackHook) sent() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.texts...)
-}
-
 // remediationWorld is the scenario after the diagnosis: a broken usage table with its check history,
-// an open incident with a four-step plan (pause the Stripe DAG, re-run it, register v13, the
-// corrected statement), Airflow and dbt Cloud stand-ins, a Slack webhook and one domain at the
-// given autonomy whose approver is ann.
+// an open incident with a four-step plan (pause the sync DAG, re-run it, register v13, the corrected
+// statement), an Airflow stand-in, a Slack webhook and one domain at the given autonomy whose
+// approver is ann.
 type remediationWorld struct {
-	env      *mcpkit.Env
-	clock    *time.Time
-	st       *store.Store
+	*estate
 	svc      *approvals.Service
 	exec     *remediation.Executor
-	incs     *incidents.Store
+	life     *Service
 	incident int64
 	plan     plans.Plan
 	airflow  *orchtest.Airflow
@@ -73,9 +44,9 @@ type remediationWorld struct {
 }
 
 var planSteps = []plans.Proposal{
-	{Order: 1, Class: config.ClassPauseJob, Target: stripeDAG, Title: "Pause the 23:00 Stripe sync", Executor: plans.ExecutorDataWorkers, Reversible: true,
+	{Order: 1, Class: config.ClassPauseJob, Target: syncDAG, Title: "Pause the nightly usage sync", Executor: plans.ExecutorDataWorkers, Reversible: true,
 		Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe"}, Undo: "unpause the DAG"},
-	{Order: 2, Class: config.ClassTriggerJob, Target: stripeDAG, Title: "Re-send today's usage to Stripe", Executor: plans.ExecutorDataWorkers, Reversible: true,
+	{Order: 2, Class: config.ClassTriggerJob, Target: syncDAG, Title: "Re-send today's usage", Executor: plans.ExecutorDataWorkers, Reversible: true,
 		Payload: map[string]any{"dag_id": "sync_metered_usage_to_stripe", "conf": map[string]any{"date": "2026-11-29"}}, Undo: "mark the run failed"},
 	{Order: 3, Class: config.ClassRegisterSchema, Target: "schema:api-usage-value", Title: "Register v13", Executor: plans.ExecutorDataWorkers, Reversible: true,
 		Payload: map[string]any{"subject": "api-usage-value", "schema": `{"type":"record","name":"U","fields":[]}`}},
@@ -87,34 +58,20 @@ func newRemediationWorld(t *testing.T, autonomy string) *remediationWorld {
 	t.Helper()
 	ctx := context.Background()
 	today := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
-	w := &remediationWorld{clock: new(time.Time), slack: &slackHook{}}
-	w.env = mcpkittest.Env(t, "dw-incidents")
-	w.env.Now = func() time.Time { return *w.clock }
-	path, rw := usageWarehouse(t, today)
-	w.rw = rw
-	w.env.Config.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
-	rep := seedHistory(t, w.env, w.clock, today)
+	w := &remediationWorld{estate: newEstate(t), slack: &slackHook{}}
+	w.rw = w.usageWarehouse(t, today)
+	rep := w.seedHistory(t, today, quality.NullRate)
 	*w.clock = today.Add(12*time.Hour + 5*time.Minute)
 
 	w.airflow = orchtest.NewAirflow("v2", map[string]bool{"sync_metered_usage_to_stripe": false})
 	t.Cleanup(w.airflow.Close)
-	hook := httptest.NewServer(w.slack)
-	t.Cleanup(hook.Close)
-	sum := sha256.Sum256([]byte(approverToken))
-	w.env.Config.Airflow = &config.Airflow{URL: w.airflow.URL, APIVersion: "v2", Token: w.airflow.Token, Timeout: 5 * time.Second}
-	w.env.Config.Slack = &config.Slack{WebhookURL: hook.URL + "/services/T000/B000/XXXX"}
-	w.env.Config.Domains = []config.Domain{{Name: "usage-billing", Assets: []string{"job:*", "schema:*", "flink:*", "warehouse:*"}, Autonomy: autonomy,
-		Owners: []string{"billing-data-owner"}, Approvers: []config.Approver{{Name: "ann", TokenSHA256: hex.EncodeToString(sum[:])}}}}
-
-	var err error
-	if w.st, err = w.env.Store.Get(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if w.svc, err = approvalService(ctx, w.env); err != nil {
-		t.Fatal(err)
-	}
-	w.exec = executor(w.st, w.env, w.svc)
-	w.incs = incidents.New(w.st, w.env.Now)
+	w.cfg.Airflow = &config.Airflow{URL: w.airflow.URL, APIVersion: "v2", Token: w.airflow.Token, Timeout: 5 * time.Second}
+	w.cfg.Domains = []config.Domain{{Name: "usage-billing", Assets: []string{"job:*", "schema:*", "flink:*", "warehouse:*"}, Autonomy: autonomy,
+		Owners: []string{"billing-data-owner"}, Approvers: []config.Approver{{Name: "ann", TokenSHA256: tokenHash(approverToken)}}}}
+	n := notifierFor(t, w.slack)
+	w.svc = w.approvals(n)
+	w.exec = w.executor(w.svc)
+	w.life = w.service(t, n)
 	opened, err := w.incs.Open(ctx, rep.Asset, "null_rate", "sev1", "egress_bytes null today", "dw-quality")
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +97,7 @@ func (w *remediationWorld) approve(t *testing.T, incident int64, p plans.Proposa
 	return r
 }
 
-// cleanRecord gives the re-run of the Stripe DAG the approved, verified runs L3 needs (earlier incidents).
+// cleanRecord gives the re-run of the sync DAG the approved, verified runs L3 needs (earlier incidents).
 func (w *remediationWorld) cleanRecord(t *testing.T) {
 	t.Helper()
 	for i := 0; i < remediation.CleanRecordRuns; i++ {
@@ -154,21 +111,25 @@ func (w *remediationWorld) cleanRecord(t *testing.T) {
 	}
 }
 
-func (w *remediationWorld) fixData(t *testing.T) {
+func (w *remediationWorld) fixData(t *testing.T) { t.Helper(); fixUsage(t, w.rw, "usage_hourly") }
+
+func (w *remediationWorld) checkOptions() CheckOptions { return CheckOptions{TimestampColumn: "hour"} }
+
+func (w *remediationWorld) remediate(t *testing.T) (Remediation, error) {
 	t.Helper()
-	if _, err := w.rw.Exec(`UPDATE usage_hourly SET egress_bytes = 1000 * account_id WHERE egress_bytes IS NULL`); err != nil {
+	return w.life.Remediate(context.Background(), RemediateInput{IncidentID: w.incident, Checks: w.checkOptions()})
+}
+
+func (w *remediationWorld) verify(t *testing.T) Verification {
+	t.Helper()
+	v, err := w.life.Verify(context.Background(), VerifyInput{IncidentID: w.incident, Checks: w.checkOptions()})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return v
 }
 
-func (w *remediationWorld) remediate(t *testing.T) (remediateResult, string) {
-	t.Helper()
-	var out remediateResult
-	e := mcpkittest.Call(t, remediate(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &out)
-	return out, e
-}
-
-func skipReason(out remediateResult, step int) string {
+func skipReason(out Remediation, step int) string {
 	for _, s := range out.Skipped {
 		if s.PlanStep == step {
 			return s.Reason
@@ -185,9 +146,9 @@ func TestRemediateAtL3RerunsWithoutANewApprovalAndRecordsTheRule(t *testing.T) {
 	w.approve(t, w.incident, planSteps[3]) // the owner's statement: handed over, never executed
 	w.fixData(t)                           // the owner's side is done; the checks after acting pass
 
-	out, e := w.remediate(t)
-	if e != "" {
-		t.Fatal(e)
+	out, err := w.remediate(t)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if out.Failed || out.NeedsPerson != "" || len(out.Actions) != 3 {
 		t.Fatalf("%+v", out)
@@ -226,17 +187,17 @@ func TestRemediateAtL3RerunsWithoutANewApprovalAndRecordsTheRule(t *testing.T) {
 		t.Errorf("no timeline event for the L3 action: %+v", inc.Events)
 	}
 	// A second remediate runs nothing again.
-	again, e := w.remediate(t)
-	if e != "" || len(again.Actions) != 0 || len(w.airflow.Runs()) != remediation.CleanRecordRuns+1 {
-		t.Fatalf("second remediate: %s %+v", e, again)
+	again, err := w.remediate(t)
+	if err != nil || len(again.Actions) != 0 || len(w.airflow.Runs()) != remediation.CleanRecordRuns+1 {
+		t.Fatalf("second remediate: %v %+v", err, again)
 	}
 
 	// The receipt shows the plan, the approval, the L3 action with its rule, the owner's steps and every undo.
-	var v verifyResult
-	if e := mcpkittest.Call(t, verifyIncident(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &v); e != "" || !v.Resolved {
-		t.Fatalf("%s %+v", e, v)
+	v := w.verify(t)
+	if !v.Resolved {
+		t.Fatalf("%+v", v)
 	}
-	for _, want := range []string{"Re-send today's usage to Stripe", "no new approval (L3): L3 clean record", "approval #", "by ann",
+	for _, want := range []string{"Re-send today's usage", "no new approval (L3): L3 clean record", "approval #", "by ann",
 		"owner_steps: flink_statement on flink:statement/usage-hourly-rollup is the owner's", "## Undo", "unpause sync_metered_usage_to_stripe again"} {
 		if !strings.Contains(v.Receipt, want) {
 			t.Errorf("receipt lacks %q:\n%s", want, v.Receipt)
@@ -258,18 +219,18 @@ func TestRemediateRunsNoUnrequestedStepBelowL3OrOnADirtyRecord(t *testing.T) {
 			w.cleanRecord(t)
 			if tc.dirty {
 				// Airflow refuses the run (a revoked token): a failed run of the step's class and target.
-				token := w.env.Config.Airflow.Token
-				w.env.Config.Airflow.Token = "revoked"
+				token := w.cfg.Airflow.Token
+				w.cfg.Airflow.Token = "revoked"
 				a, err := w.exec.Run(context.Background(), w.approve(t, 0, planSteps[1]).ID)
-				w.env.Config.Airflow.Token = token
+				w.cfg.Airflow.Token = token
 				if err == nil || a.Status != remediation.StatusFailed {
 					t.Fatalf("setup: %+v %v", a, err)
 				}
 			}
 			w.fixData(t)
-			out, e := w.remediate(t)
-			if e != "" {
-				t.Fatal(e)
+			out, err := w.remediate(t)
+			if err != nil {
+				t.Fatal(err)
 			}
 			if len(out.Actions) != 0 || len(w.airflow.Runs()) != remediation.CleanRecordRuns {
 				t.Fatalf("something ran without an approval: %+v", out.Actions)
@@ -295,8 +256,8 @@ func TestTheStopBlocksRemediateEntirely(t *testing.T) {
 	if _, err := w.svc.SetStop(ctx, "ann", approverToken, true, "numbers wrong"); err != nil {
 		t.Fatal(err)
 	}
-	if _, e := w.remediate(t); !strings.Contains(e, "org-wide stop is on") {
-		t.Fatalf("remediate during the stop: %q", e)
+	if _, err := w.remediate(t); err == nil || !strings.Contains(err.Error(), "org-wide stop is on") {
+		t.Fatalf("remediate during the stop: %v", err)
 	}
 	if as, _ := w.exec.ForIncident(ctx, w.incident); len(as) != 0 || w.airflow.Paused("sync_metered_usage_to_stripe") || len(w.airflow.Runs()) != remediation.CleanRecordRuns {
 		t.Fatalf("dispatched during the stop: %+v", as)
@@ -317,9 +278,9 @@ func TestAFailingCheckAfterActingGoesToAPerson(t *testing.T) {
 	w := newRemediationWorld(t, "L2")
 	w.withoutOwnerSteps(t)
 	w.approve(t, w.incident, planSteps[0]) // the pause runs; the data is still broken
-	out, e := w.remediate(t)
-	if e != "" {
-		t.Fatal(e)
+	out, err := w.remediate(t)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !out.Failed || len(out.Actions) != 1 || !strings.Contains(out.NeedsPerson, "egress_bytes") {
 		t.Fatalf("%+v", out)
@@ -344,7 +305,7 @@ func TestAFailingCheckAfterActingGoesToAPerson(t *testing.T) {
 	}
 	// The pause's record says its checks did not pass, so L3 would not repeat it on this record.
 	_, pauseHash, _ := approvals.Canonical(planSteps[0].Payload)
-	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, stripeDAG, pauseHash); ok || !strings.Contains(why, "L2") {
+	if ok, why, _ := w.exec.MayActWithoutNewApproval(ctx, config.ClassPauseJob, syncDAG, pauseHash); ok || !strings.Contains(why, "L2") {
 		t.Errorf("%v %s", ok, why)
 	}
 	as, _ := w.exec.ForIncident(ctx, w.incident)
@@ -361,9 +322,9 @@ func TestChecksFailingWhileOwnerStepsAreOutstandingAreNotAFailure(t *testing.T) 
 	ctx := context.Background()
 	w := newRemediationWorld(t, "L2")
 	w.approve(t, w.incident, planSteps[0])
-	out, e := w.remediate(t)
-	if e != "" {
-		t.Fatal(e)
+	out, err := w.remediate(t)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if out.Failed || out.NeedsPerson != "" || len(out.Actions) != 1 || len(out.OwnerSteps) != 1 || len(out.Checks) == 0 {
 		t.Fatalf("%+v", out)
@@ -391,9 +352,8 @@ func TestChecksFailingWhileOwnerStepsAreOutstandingAreNotAFailure(t *testing.T) 
 	}
 	// The owner does their side; verify resolves and the pause's record is clean.
 	w.fixData(t)
-	var v verifyResult
-	if e := mcpkittest.Call(t, verifyIncident(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &v); e != "" || !v.Resolved {
-		t.Fatalf("%s %+v", e, v)
+	if v := w.verify(t); !v.Resolved {
+		t.Fatalf("%+v", v)
 	}
 	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, out.Actions[0].ID).Scan(&verified); err != nil || !verified.Valid || verified.Int64 != 1 {
 		t.Errorf("verified = %+v %v, want 1 after the incident verified", verified, err)
@@ -405,14 +365,13 @@ func TestAVerificationThatFailedAfterActingIsNotOverwritten(t *testing.T) {
 	w := newRemediationWorld(t, "L2")
 	w.withoutOwnerSteps(t)
 	w.approve(t, w.incident, planSteps[0])
-	out, e := w.remediate(t)
-	if e != "" || !out.Failed {
-		t.Fatalf("%s %+v", e, out)
+	out, err := w.remediate(t)
+	if err != nil || !out.Failed {
+		t.Fatalf("%v %+v", err, out)
 	}
 	w.fixData(t)
-	var v verifyResult
-	if e := mcpkittest.Call(t, verifyIncident(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour"}, &v); e != "" || !v.Resolved {
-		t.Fatalf("%s %+v", e, v)
+	if v := w.verify(t); !v.Resolved {
+		t.Fatalf("%+v", v)
 	}
 	var verified sql.NullInt64
 	if err := w.st.DB.QueryRow(`SELECT verified FROM actions WHERE id = ?`, out.Actions[0].ID).Scan(&verified); err != nil || !verified.Valid || verified.Int64 != 0 {
@@ -426,10 +385,9 @@ func TestRemediateChecksUseTheTimeZone(t *testing.T) {
 	w := newRemediationWorld(t, "L2")
 	w.withoutOwnerSteps(t)
 	w.approve(t, w.incident, planSteps[0])
-	var out remediateResult
 	// 12:05 UTC is 02:05 tomorrow in Kiritimati (UTC+14): "today" starts at 10:00 UTC.
-	if e := mcpkittest.Call(t, remediate(w.env), map[string]any{"incident_id": w.incident, "timestamp_column": "hour", "time_zone": "Pacific/Kiritimati"}, &out); e != "" {
-		t.Fatal(e)
+	if _, err := w.life.Remediate(ctx, RemediateInput{IncidentID: w.incident, Checks: CheckOptions{TimestampColumn: "hour", TimeZone: "Pacific/Kiritimati"}}); err != nil {
+		t.Fatal(err)
 	}
 	runs, err := quality.NewHistory(w.st).Runs(ctx, quality.HistoryQuery{Limit: 1})
 	if err != nil || len(runs) != 1 {
@@ -455,9 +413,9 @@ func TestChecksThatCannotRunYetWhileOwnerStepsAreOutstandingAreNotAFailure(t *te
 		t.Fatal(err)
 	}
 	w.approve(t, w.incident, planSteps[0])
-	out, e := w.remediate(t)
-	if e != "" {
-		t.Fatal(e)
+	out, err := w.remediate(t)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if out.Failed || out.NeedsPerson != "" || len(out.Actions) != 1 || len(out.OwnerSteps) == 0 {
 		t.Fatalf("%+v", out)
@@ -472,5 +430,44 @@ func TestChecksThatCannotRunYetWhileOwnerStepsAreOutstandingAreNotAFailure(t *te
 	}
 	if !said {
 		t.Errorf("no timeline event says why: %+v", inc.Events)
+	}
+}
+
+// The stop set while remediate is running ends the run before the next dispatch; what ran before it
+// comes back with why the run stopped, never only the error.
+func TestAStopSetMidRunReturnsWhatRan(t *testing.T) {
+	ctx := context.Background()
+	w := newRemediationWorld(t, "L3")
+	w.cleanRecord(t)
+	w.approve(t, w.incident, planSteps[0])
+	// Airflow answers the pause; then a person sets the stop, before the L3 re-run is dispatched.
+	var armed atomic.Bool
+	armed.Store(true)
+	target, _ := url.Parse(w.airflow.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		proxy.ServeHTTP(rw, r)
+		if r.Method == http.MethodPatch && armed.CompareAndSwap(true, false) {
+			if _, err := w.svc.SetStop(ctx, "ann", approverToken, true, "numbers wrong"); err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	t.Cleanup(front.Close)
+	w.cfg.Airflow.URL = front.URL
+	w.fixData(t)
+
+	out, err := w.remediate(t)
+	if !errors.Is(err, approvals.ErrStopped) {
+		t.Fatalf("err = %v, want the stop", err)
+	}
+	if len(out.Actions) != 1 || out.Actions[0].Class != config.ClassPauseJob || !out.Failed || !strings.Contains(out.Stopped, "org-wide stop") {
+		t.Fatalf("the run's partial result: %+v", out)
+	}
+	if !w.airflow.Paused("sync_metered_usage_to_stripe") || len(w.airflow.Runs()) != remediation.CleanRecordRuns {
+		t.Fatalf("paused=%v, %d runs: the re-run was dispatched after the stop", w.airflow.Paused("sync_metered_usage_to_stripe"), len(w.airflow.Runs()))
+	}
+	if as, _ := w.exec.ForIncident(ctx, w.incident); len(as) != 1 {
+		t.Fatalf("actions recorded: %+v", as)
 	}
 }
