@@ -161,7 +161,9 @@ func (r *run) unrequestedSteps(ctx context.Context, reqs []approvals.Request) er
 		return err
 	}
 	for _, pr := range remediation.Unrequested(plan, reqs) {
-		skip := func(reason string) { r.out.Skipped = append(r.out.Skipped, Skipped{PlanStep: pr.Order, Reason: reason}) }
+		skip := func(reason string) {
+			r.out.Skipped = append(r.out.Skipped, Skipped{PlanStep: pr.Order, Reason: reason})
+		}
 		if pr.Executor != plans.ExecutorDataWorkers {
 			skip(fmt.Sprintf("%s on %s is the owner's: request_approval routes it to them", pr.Class, pr.Target))
 			continue

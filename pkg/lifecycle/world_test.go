@@ -63,7 +63,9 @@ func newEstate(t *testing.T) *estate {
 func (e *estate) now() time.Time { return *e.clock }
 
 // approvals is the approvals service, telling n (may be nil) about requests.
-func (e *estate) approvals(n notify.Notifier) *approvals.Service { return approvals.New(e.st, e.cfg, e.now, n) }
+func (e *estate) approvals(n notify.Notifier) *approvals.Service {
+	return approvals.New(e.st, e.cfg, e.now, n)
+}
 
 // executor runs actions on the orchestrators the config names.
 func (e *estate) executor(svc *approvals.Service) *remediation.Executor {
@@ -198,4 +200,7 @@ func notifierFor(t *testing.T, h *slackHook) notify.Notifier {
 	return n
 }
 
-func tokenHash(token string) string { s := sha256.Sum256([]byte(token)); return hex.EncodeToString(s[:]) }
+func tokenHash(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
