@@ -222,3 +222,25 @@ func TestRedactorAddScrubsRuntimeSecrets(t *testing.T) {
 		t.Errorf("short value was treated as a secret: %q", got)
 	}
 }
+
+// Keys inside maps are checked too: a misspelt key under one action class is an error with its path and line.
+func TestUnknownKeyInsideAMapNamesItsPathAndLine(t *testing.T) {
+	_, err := Parse([]byte("store:\n  path: /tmp/x.db\naction_classes:\n  pause_job:\n    expires: 2h\n"), env(nil))
+	if err == nil {
+		t.Fatal("a misspelt key under action_classes.pause_job was accepted")
+	}
+	for _, want := range []string{"line 5", `"expires"`, "action_classes.pause_job", "known keys: executor, expiry"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	// In a list of structs, the item's index is in the path.
+	_, err = Parse([]byte("domains:\n  - name: a\n    assets: [\"job:*\"]\n  - name: b\n    autonomyy: L2\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "domains[1]") || !strings.Contains(err.Error(), `"autonomyy"`) {
+		t.Fatalf("err = %v", err)
+	}
+	// A ${VAR} in a number field is not a key problem: it expands, then decodes.
+	if _, err := Parse([]byte("store:\n  path: /tmp/x.db\n  busy_timeout: ${T}\n"), env(map[string]string{"T": "5s"})); err != nil {
+		t.Fatalf("expanded value refused: %v", err)
+	}
+}

@@ -52,7 +52,7 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	if err := checkKnownKeys(doc, reflect.TypeOf(*cfg), ""); err != nil {
+	if err := strictKeys(data, doc); err != nil {
 		return nil, err
 	}
 	if err := expandNode(doc, env); err != nil {
@@ -67,51 +67,6 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 func finish(cfg *Config, env LookupEnv) error {
 	applyDefaults(cfg, env)
 	return cfg.Validate()
-}
-
-// checkKnownKeys walks the YAML tree beside the Go type so an unknown or misspelt key is reported
-// with its full path and line, before any value is decoded.
-func checkKnownKeys(n *yaml.Node, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if t == reflect.TypeOf(time.Duration(0)) {
-			return nil
-		}
-		if n.Kind != yaml.MappingNode {
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-				return nil
-			}
-			return fmt.Errorf("line %d: %s must be a mapping", n.Line, displayPath(path))
-		}
-		fields := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, val := n.Content[i], n.Content[i+1]
-			ft, ok := fields[key.Value]
-			if !ok {
-				return fmt.Errorf("line %d: unknown key %q in %s (known keys: %s)",
-					key.Line, key.Value, displayPath(path), strings.Join(sortedKeys(fields), ", "))
-			}
-			if err := checkKnownKeys(val, ft, joinPath(path, key.Value)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return nil // the decoder reports the type mismatch with its line
-		}
-		for i, item := range n.Content {
-			if err := checkKnownKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
