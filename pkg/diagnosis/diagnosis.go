@@ -53,7 +53,13 @@ type FieldChange struct {
 	Path string `json:"path"`
 	// Change is removed, renamed, type_changed, nullability_changed, added or default_changed.
 	Change string `json:"change"`
-	Detail string `json:"detail,omitempty"`
+	// OldName and OldType are the field in the earlier version, NewName and NewType in this one
+	// (empty where the field does not exist): what plans read, never Detail.
+	OldName string `json:"old_name,omitempty"`
+	NewName string `json:"new_name,omitempty"`
+	OldType string `json:"old_type,omitempty"`
+	NewType string `json:"new_type,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Reader is a consumer of a subject known from the graph.

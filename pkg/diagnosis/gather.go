@@ -236,7 +236,8 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	// A field counts as changed-and-read under the name readers knew it by (the old path of a rename).
 	changed := map[string]string{}
 	for _, c := range changes {
-		sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail})
+		sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), OldName: c.OldName, NewName: c.NewName,
+			OldType: c.OldType, NewType: c.NewType, Detail: c.Detail})
 		old := c.Path
 		if c.OldPath != "" {
 			old = c.OldPath

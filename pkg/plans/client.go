@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -262,7 +263,7 @@ var registerKeys = []string{"subject", "schema_type", "schema"}
 func onlyKeys(class string, payload map[string]any, allowed ...string) error {
 	var extra []string
 	for k := range payload {
-		if !containsExact(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			extra = append(extra, k)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -464,7 +464,7 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		case "added":
 			added = append(added, ch.Path)
 		case "renamed":
-			if old, ok := renameOf(ch); ok && containsExact(reader.ReadsFields, old) {
+			if old, ok := renameOf(ch); ok && slices.Contains(reader.ReadsFields, old) {
 				renamed[old] = ch.Path
 			}
 		}
@@ -840,27 +840,10 @@ func (dc *draftContext) checks() []Check {
 	return out
 }
 
-// renameDetail is how pkg/schema/diff.go states a rename: "<old> is renamed to <new> (by alias)"
-// or "(on tag N)"; the change's Path is the new name.
-var renameDetail = regexp.MustCompile(`^(.+) is renamed to (.+) \((by alias|on tag \d+)\)$`)
-
-// renameOf returns the old name of a renamed field, read exactly from the change's detail.
+// renameOf returns the old name of a renamed field, from the change's structured fields.
 func renameOf(ch diagnosis.FieldChange) (string, bool) {
-	if ch.Change != "renamed" {
+	if ch.Change != "renamed" || ch.OldName == "" {
 		return "", false
 	}
-	m := renameDetail.FindStringSubmatch(ch.Detail)
-	if m == nil || m[2] != ch.Path {
-		return "", false
-	}
-	return m[1], true
-}
-
-func containsExact(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return ch.OldName, true
 }

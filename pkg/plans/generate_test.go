@@ -104,22 +104,23 @@ func FuzzRewriteStatement(f *testing.F) {
 // A rename is read exactly as pkg/schema/diff.go states it ("<old> is renamed to <new> (…)"):
 // a reader of "name" is not taken for a reader of "user_name".
 func TestSchemaCauseMatchesRenamesExactly(t *testing.T) {
-	change := func(detail string) diagnosis.FieldChange {
-		return diagnosis.FieldChange{Path: "username", Change: "renamed", Detail: detail}
+	rename := func(old, new string) diagnosis.FieldChange {
+		return diagnosis.FieldChange{Path: new, Change: "renamed", OldName: old, NewName: new, Detail: "worded for people only: " + old + " → " + new}
 	}
 	cases := []struct {
 		name   string
 		ch     diagnosis.FieldChange
 		reads  string
 		cause  bool
-		oldWas string // what renameOf reads as the old name ("" when it is not a rename as pkg/schema states one)
+		oldWas string // what renameOf reads as the old name ("" when the change is not a rename)
 	}{
-		{"reader of the old name", change("user_name is renamed to username (by alias)"), "user_name", true, "user_name"},
-		{"reader of a substring of it", change("user_name is renamed to username (by alias)"), "name", false, "user_name"},
-		{"reader of the new name", change("user_name is renamed to username (by alias)"), "username", false, "user_name"},
-		{"protobuf tag", diagnosis.FieldChange{Path: "a.c", Change: "renamed", Detail: "a.b is renamed to a.c (on tag 3)"}, "a.b", true, "a.b"},
-		{"another wording", change("renamed from user_name"), "user_name", false, ""},
-		{"detail naming another field", change("user_name is renamed to login (by alias)"), "user_name", false, ""},
+		{"reader of the old name", rename("user_name", "username"), "user_name", true, "user_name"},
+		{"reader of a substring of it", rename("user_name", "username"), "name", false, "user_name"},
+		{"reader of the new name", rename("user_name", "username"), "username", false, "user_name"},
+		{"nested path", rename("a.b", "a.c"), "a.b", true, "a.b"},
+		// The detail's wording never counts: a change without the structured old name is no rename.
+		{"detail only", diagnosis.FieldChange{Path: "username", Change: "renamed", Detail: "user_name is renamed to username (by alias)"}, "user_name", false, ""},
+		{"a removal", diagnosis.FieldChange{Path: "user_name", Change: "removed", OldName: "user_name"}, "user_name", true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,8 +42,29 @@ type Change struct {
 	OldPath string `json:"old_path,omitempty"`
 	Old     *Field `json:"old,omitempty"`
 	New     *Field `json:"new,omitempty"`
-	// Detail says the change in one sentence.
+	// OldName and OldType are the field's path and type in the old schema (empty for an addition);
+	// NewName and NewType in the new one (empty for a removal). Code reads these, never Detail.
+	OldName string `json:"old_name,omitempty"`
+	NewName string `json:"new_name,omitempty"`
+	OldType string `json:"old_type,omitempty"`
+	NewType string `json:"new_type,omitempty"`
+	// Detail says the change in one sentence, for people.
 	Detail string `json:"detail"`
+}
+
+// change builds a Change between o and n (either may be nil) with its structured fields filled.
+func change(k ChangeKind, path string, o, n *Field, detail string) Change {
+	c := Change{Kind: k, Path: path, Old: o, New: n, Detail: detail}
+	if o != nil {
+		c.OldName, c.OldType = o.Path, o.Type
+	}
+	if n != nil {
+		c.NewName, c.NewType = n.Path, n.Type
+	}
+	if o != nil && n != nil {
+		c.OldPath = o.Path
+	}
+	return c
 }
 
 // Diff lists the field-level changes from old to new. Fields match by path, Avro renames through
@@ -80,8 +101,7 @@ func Diff(old, new *Schema) []Change {
 		}
 		if idx < 0 {
 			of := o
-			out = append(out, Change{Kind: FieldRemoved, Path: o.Path, Old: &of,
-				Detail: fmt.Sprintf("%s (%s) is removed", o.Path, describe(o))})
+			out = append(out, change(FieldRemoved, o.Path, &of, nil, fmt.Sprintf("%s (%s) is removed", o.Path, describe(o))))
 			continue
 		}
 		n := new.Fields[idx]
@@ -96,8 +116,7 @@ func Diff(old, new *Schema) []Change {
 			continue
 		}
 		nf := n
-		out = append(out, Change{Kind: FieldAdded, Path: n.Path, New: &nf,
-			Detail: fmt.Sprintf("%s (%s) is added", n.Path, describe(n))})
+		out = append(out, change(FieldAdded, n.Path, nil, &nf, fmt.Sprintf("%s (%s) is added", n.Path, describe(n))))
 	}
 	return out
 }
@@ -105,9 +124,7 @@ func Diff(old, new *Schema) []Change {
 // compareFields compares a matched pair; renamed is false when only a parent's name changed.
 func compareFields(o, n Field, renamed bool) []Change {
 	of, nf := o, n
-	mk := func(k ChangeKind, detail string) Change {
-		return Change{Kind: k, Path: n.Path, OldPath: o.Path, Old: &of, New: &nf, Detail: detail}
-	}
+	mk := func(k ChangeKind, detail string) Change { return change(k, n.Path, &of, &nf, detail) }
 	var out []Change
 	if renamed {
 		how := "by alias"

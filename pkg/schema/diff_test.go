@@ -76,3 +76,28 @@ func TestAffectsReaders(t *testing.T) {
 		}
 	}
 }
+
+// Each change carries the old and new name and type as fields, so no consumer reads its Detail.
+func TestDiffCarriesOldAndNewNameAndType(t *testing.T) {
+	old := mustParse(t, schema.Avro, `{"type":"record","name":"R","fields":[{"name":"bytes","type":"int"},{"name":"gone","type":"string"}]}`)
+	new := mustParse(t, schema.Avro, `{"type":"record","name":"R","fields":[{"name":"size_bytes","type":"long","aliases":["bytes"]},{"name":"fresh","type":"boolean"}]}`)
+	type named struct{ kind, oldName, newName, oldType, newType string }
+	var got []named
+	for _, c := range schema.Diff(old, new) {
+		got = append(got, named{string(c.Kind), c.OldName, c.NewName, c.OldType, c.NewType})
+	}
+	want := []named{
+		{"renamed", "bytes", "size_bytes", "int", "long"},
+		{"type_changed", "bytes", "size_bytes", "int", "long"},
+		{"removed", "gone", "", "string", ""},
+		{"added", "", "fresh", "", "boolean"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
