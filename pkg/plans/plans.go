@@ -1,7 +1,12 @@
-// Package plans stores remediation plans: the ordered proposals for one incident, each saying what
-// would change, who executes it, whether and how it can be undone and what it touches downstream, and
-// the checks that must pass before the incident counts as fixed. Generating a plan and executing it
-// are other packages' concerns; this one is the record both sides read.
+// Package plans is the remediation plan of an incident: the ordered proposals, each saying what
+// would change, who executes it, whether and how it can be undone and what it touches downstream,
+// and the checks that must pass before the incident counts as fixed.
+//
+// plans.go is the model and its storage, the record the generator, request_approval and remediation
+// all read. generate.go turns a recorded diagnosis into a plan, with one file per kind of proposal:
+// propose_hold.go (pause jobs pushing to external sinks), propose_restore.go (the schema restore),
+// propose_statement.go (the corrected statement), propose_dbt.go (the dbt change). client.go
+// validates proposals a caller writes, by the same rules. Executing a plan is pkg/remediation's.
 package plans
 
 import (

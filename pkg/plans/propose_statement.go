@@ -1,0 +1,288 @@
+// Corrected statement: a new Flink statement into a -v2 sink that reads the restored fields.
+
+package plans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/diagnosis"
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/sqlparse"
+)
+
+// knownFields are the fields a new statement reading topic will pin: the restoring version
+// when the plan registers one, else the latest stored version of <topic>-value.
+func (dc *draftContext) knownFields(ctx context.Context, topic string) ([]string, string, error) {
+	subject := topic + "-value"
+	if r, ok := dc.registered[subject]; ok {
+		return fieldNames(r.schema), r.how, nil
+	}
+	order, versions, err := storedSchemas(ctx, dc.src.Store, subject)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(order) == 0 {
+		return nil, "", nil
+	}
+	v := order[len(order)-1]
+	return fieldNames(versions[v]), fmt.Sprintf("%s v%d (the latest stored version)", subject, v), nil
+}
+
+func fieldNames(s *schema.Schema) []string {
+	var out []string
+	for _, f := range s.Fields {
+		if !strings.ContainsAny(f.Path, ".[{") {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// topicsOf lists the topics a subject is the value schema of (schema_of edges).
+func (dc *draftContext) topicsOf(ctx context.Context, subject string) ([]string, error) {
+	edges, _, err := dc.src.Graph.Neighbours(ctx, graph.SubjectURN(subject), graph.Downstream)
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range edges {
+		if e.Kind == graph.EdgeSchemaOf && e.To.Asset.System() == graph.SystemKafka && !containsFold(out, e.To.Asset.ID()) {
+			out = append(out, strings.TrimPrefix(e.To.Asset.ID(), "topic/"))
+		}
+	}
+	return out, nil
+}
+
+func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange, reader diagnosis.Reader) (Proposal, bool, error) {
+	u := graph.URN(reader.URN)
+	a, err := dc.src.Graph.Get(ctx, u)
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) || err == nil && a.Attrs["sql"] == "" {
+		dc.note(fmt.Sprintf("no corrected statement generated: the SQL of %s is not in the context graph (import_flink_statement or sync_catalog with confluent_cloud configured)", u))
+		return Proposal{}, false, nil
+	}
+	if err != nil {
+		return Proposal{}, false, err
+	}
+	sql := a.Attrs["sql"]
+	var added []string
+	renamed := map[string]string{}
+	for _, ch := range sc.Changes {
+		switch ch.Change {
+		case "added":
+			added = append(added, ch.Path)
+		case "renamed":
+			if old, ok := renameOf(ch); ok && slices.Contains(reader.ReadsFields, old) {
+				renamed[old] = ch.Path
+			}
+		}
+	}
+	var reps []Replacement
+	for _, f := range reader.ReadsFields {
+		removed := false
+		for _, ch := range sc.Changes {
+			removed = removed || (ch.Change == "removed" && ch.Path == f) || (ch.Change == "renamed" && renamed[f] != "")
+		}
+		if !removed {
+			continue
+		}
+		r, why := deriveReplacement(f, added, renamed[f])
+		if why != "" {
+			dc.note("no corrected statement generated: " + why)
+			return Proposal{}, false, nil
+		}
+		reps = append(reps, r)
+	}
+	topics, err := dc.topicsOf(ctx, sc.Subject)
+	if err != nil {
+		return Proposal{}, false, err
+	}
+	stmt, err := sqlparse.Parse(sql)
+	if err != nil {
+		dc.note(fmt.Sprintf("no corrected statement generated: the SQL of %s does not parse: %v", u, err))
+		return Proposal{}, false, nil
+	}
+	lin := sqlparse.Analyze(stmt, nil)
+	source := ""
+	for _, t := range lin.Tables {
+		for _, tp := range topics {
+			if strings.EqualFold(t[len(t)-1], tp) {
+				source = tp
+			}
+		}
+	}
+	if source == "" || len(lin.Target) == 0 {
+		dc.note(fmt.Sprintf("no corrected statement generated: %s reads no topic of %s that the graph knows, or writes no table", u, sc.Subject))
+		return Proposal{}, false, nil
+	}
+	sink := lin.Target[len(lin.Target)-1] + "-v2"
+	var opts [][2]string
+	start := map[string]any{"from": dc.from.UTC().Format(time.RFC3339)}
+	var offs []PartitionOffset
+	why := "kafka not configured (set kafka.bootstrap_servers)"
+	if dc.src.Offsets != nil {
+		if offs, err = dc.src.Offsets(ctx, source, dc.from); err != nil {
+			why, offs = fmt.Sprintf("the offsets of %s could not be read (%v)", source, err), nil
+		}
+	}
+	if offs != nil {
+		opts = [][2]string{{"scan.startup.mode", "specific-offsets"}, {"scan.startup.specific-offsets", specificOffsets(offs)}}
+		start["mode"], start["offsets"] = "specific-offsets", specificOffsets(offs)
+	} else {
+		ms := strconv.FormatInt(dc.from.UnixMilli(), 10)
+		opts = [][2]string{{"scan.startup.mode", "timestamp"}, {"scan.startup.timestamp-millis", ms}}
+		start["mode"], start["timestamp_millis"] = "timestamp", ms
+		dc.note(fmt.Sprintf("%s: the corrected statement starts from timestamp %s (%s) instead of per-partition offsets", why, ms, dc.from.UTC().Format(time.RFC3339)))
+	}
+	known, pinned, err := dc.knownFields(ctx, source)
+	if err != nil {
+		return Proposal{}, false, err
+	}
+	d, err := rewriteStatement(sql, reps, source, sink, optionsHint(opts), known)
+	if err != nil {
+		dc.note(fmt.Sprintf("no corrected statement generated for %s: %v", u, err))
+		return Proposal{}, false, nil
+	}
+	check := map[string][]string{}
+	if known != nil {
+		check[strings.ToLower(source)] = known
+	}
+	rc, err := checkStatement(d.SQL, check)
+	if err != nil {
+		// Our own output must parse and read only what the pinned schema has; otherwise refuse it.
+		dc.note(fmt.Sprintf("the corrected statement drafted for %s was refused by its own validation: %v", u, err))
+		return Proposal{}, false, nil
+	}
+	if len(rc.Target) == 0 || !strings.EqualFold(rc.Target[len(rc.Target)-1], sink) {
+		dc.note(fmt.Sprintf("the corrected statement drafted for %s does not write %s; refused", u, sink))
+		return Proposal{}, false, nil
+	}
+	validation := "parses with pkg/sqlparse; writes " + sink
+	if known != nil {
+		validation += fmt.Sprintf("; reads only fields of %s (%s)", pinned, strings.Join(rc.Reads[strings.ToLower(source)], ", "))
+	} else {
+		validation += "; the fields read were not checked: no stored schema version of " + source + "-value"
+	}
+	dc.key, dc.timeCol = groupKey(stmt)
+	dc.sinkV2, dc.stmtURN = sink, u
+	dc.newAsset = dc.v2Asset(ctx, lin.Target[len(lin.Target)-1], sink)
+	old := strings.TrimPrefix(u.ID(), "statement/")
+	name := old + "-v2"
+	var whys []string
+	for _, r := range reps {
+		w := fmt.Sprintf("it reads %s as %s", r.Removed, r.Readable())
+		if r.Factor != "1" {
+			w += fmt.Sprintf(" (the SQL casts %s to BIGINT before multiplying, so the product cannot overflow INT)", r.With)
+		}
+		whys = append(whys, w+"; "+r.Why)
+	}
+	landing := ""
+	if dc.newAsset != "" {
+		landing = fmt.Sprintf(". %s is expected to land in the warehouse as %s, the name Tableflow gives it when enabled like %s (an expectation, not checked)",
+			sink, dc.newAsset, lin.Target[len(lin.Target)-1])
+	}
+	steps := []string{
+		fmt.Sprintf("CREATE TABLE `%s` LIKE `%s` (the new sink, same columns)", sink, lin.Target[len(lin.Target)-1]),
+		fmt.Sprintf("Create Flink statement %s with the sql of this payload (after the schema restore is registered, so it pins the restored version)", name),
+		fmt.Sprintf("Enable Tableflow on %s like %s; the warehouse table is expected as %s (check the name Tableflow gives it before the checks run)", sink, lin.Target[len(lin.Target)-1], dc.newAsset),
+		fmt.Sprintf("Once %s has caught up, stop %s (after every reader of %s reads %s)", name, old, lin.Target[len(lin.Target)-1], sink),
+	}
+	return Proposal{Class: config.ClassFlinkStatement, Target: string(u),
+		Title:    fmt.Sprintf("Run %s: reads %s and writes %s from %s", name, exprList(reps), sink, dc.from.UTC().Format("2006-01-02 15:04 UTC")),
+		Payload:  map[string]any{"statement_name": name, "sql": d.SQL, "sink": sink, "start": start, "steps": steps},
+		Executor: dc.executor(config.ClassFlinkStatement), Reversible: true,
+		Undo: fmt.Sprintf("stop and delete statement %s and topic %s; %s keeps running until stopped, so nothing else changes", name, sink, old),
+		Why: fmt.Sprintf("%s is pinned to %s v%d and reads %s, which v%d removed; %s%s", u, sc.Subject, reader.PinnedVersion,
+			strings.Join(reader.ReadsFields, ", "), sc.Version, strings.Join(whys, "; "), landing),
+		BlastRadius: []string{string(u), string(graph.TopicURN(sink)), string(dc.newAsset)}, Origin: OriginGenerated,
+		Validation: validation}, true, nil
+}
+
+func exprList(reps []Replacement) string {
+	var out []string
+	for _, r := range reps {
+		out = append(out, r.Readable())
+	}
+	return strings.Join(out, ", ")
+}
+
+// groupKey is the statement's GROUP BY as output column names (window_end, grouped but not
+// selected, is left out) and the output column of the window start (the time column).
+func groupKey(stmt sqlparse.Statement) ([]string, string) {
+	var q *sqlparse.Query
+	switch s := stmt.(type) {
+	case *sqlparse.Insert:
+		q = s.Query
+	case *sqlparse.CreateTableAs:
+		q = s.Query
+	}
+	if q == nil {
+		return nil, ""
+	}
+	sel, ok := q.Body.(*sqlparse.Select)
+	if !ok {
+		return nil, ""
+	}
+	var key []string
+	timeCol := ""
+	for _, g := range sel.GroupBy {
+		c, ok := g.(*sqlparse.ColumnRef)
+		if !ok {
+			continue
+		}
+		name := c.Parts[len(c.Parts)-1]
+		for _, it := range sel.Items {
+			ic, ok := it.Expr.(*sqlparse.ColumnRef)
+			if !ok || !strings.EqualFold(ic.Parts[len(ic.Parts)-1], name) {
+				continue
+			}
+			out := name
+			if it.Alias != "" {
+				out = it.Alias
+			}
+			key = append(key, out)
+			if strings.EqualFold(name, "window_start") {
+				timeCol = out
+			}
+		}
+	}
+	return key, timeCol
+}
+
+// v2Asset is the warehouse table the new sink lands as: the incident's table named like the new
+// topic when the old table is named like the old topic (Tableflow turns '-' into '_'), else the
+// old name with _V2 appended; either way the note says so.
+func (dc *draftContext) v2Asset(ctx context.Context, oldTopic, newTopic string) graph.URN {
+	asset := graph.URN(dc.inc.Asset)
+	id := asset.ID()
+	engine, rel, ok := strings.Cut(id, "/")
+	if asset.System() != graph.SystemWarehouse || !ok {
+		dc.note(fmt.Sprintf("the incident asset %s is not a warehouse table, so the table %s lands in is unknown; the checks stay on the incident asset", asset, newTopic))
+		return ""
+	}
+	parts := graph.SplitRelation(rel)
+	last := parts[len(parts)-1]
+	newLast := last + "_V2"
+	if strings.EqualFold(strings.ReplaceAll(oldTopic, "-", "_"), last) {
+		newLast = strings.ReplaceAll(newTopic, "-", "_")
+		if strings.ToUpper(last) == last {
+			newLast = strings.ToUpper(newLast)
+		}
+	}
+	parts[len(parts)-1] = newLast
+	u := graph.WarehouseURN(engine, parts...)
+	dc.note(fmt.Sprintf("%s is expected to land as %s (the name Tableflow gives topic %s when enabled like %s); the checks run there", newTopic, u, newTopic, oldTopic))
+	return u
+}
