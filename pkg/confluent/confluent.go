@@ -83,7 +83,7 @@ func nextToken(next string) (string, error) {
 	return u.Query().Get("page_token"), nil
 }
 
-// Statement is a Flink SQL statement as sql/v1 returns it (formats.md §6).
+// Statement is a Flink SQL statement as sql/v1 returns it (docs/reference/backends.md, Flink statements).
 type Statement struct {
 	Name           string            `json:"name"`
 	OrganizationID string            `json:"organization_id,omitempty"`
@@ -380,7 +380,7 @@ type FailingFormat struct {
 	ErrorMessage string `json:"error_message"`
 }
 
-// TableflowTopic is a Tableflow-enabled topic (formats.md §7).
+// TableflowTopic is a Tableflow-enabled topic (docs/reference/backends.md, Tableflow topics).
 type TableflowTopic struct {
 	// Topic is spec.display_name: the Kafka topic name.
 	Topic          string          `json:"topic"`

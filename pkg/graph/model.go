@@ -4,8 +4,7 @@ import (
 	"time"
 )
 
-// Asset kinds (node kinds, see reference/formats.md §11). Kinds are an open set: an importer may use
-// another lower-case word.
+// Asset kinds (node kinds). Kinds are an open set: an importer may use another lower-case word.
 const (
 	KindKafkaTopic     = "kafka_topic"
 	KindSchemaSubject  = "schema_subject"

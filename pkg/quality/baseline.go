@@ -40,7 +40,7 @@ const (
 	DownIsBad
 )
 
-// Policy tunes a baseline. The method follows quality-and-incidents.md §3: median and MAD (robust
+// Policy tunes a baseline. The method: median and MAD (robust
 // to the outliers that poison a mean), a seasonal bucket once there is enough history, a minimum
 // number of points, and a small-change floor so a perfectly flat history does not turn the
 // smallest wobble into an alert.

@@ -18,7 +18,7 @@ import (
 
 // BenchmarkQualityCheck measures run_quality_check (through quality.Checker: catalog resolution,
 // the planned queries, baselines and the history write) beside the best hand-written SQL for the
-// same metrics on each engine and beside one query per check, on the table of test-peers.md §8:
+// same metrics on each engine and beside one query per check, on the table of docs/reference/testing.md (performance anchors):
 //
 //	usage_hourly(usage_id TEXT NOT NULL UNIQUE, account_id INT, hour TIMESTAMP, egress_bytes BIGINT)
 //	usage_id='u-'||i, account_id=i%5000, hour=2025-12-01+(i/1000)h, egress NULL when (i*2654435761)%1000<180

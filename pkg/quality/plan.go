@@ -36,7 +36,7 @@ type customPlan struct {
 // plan is the set of queries one run sends. The profile is the one pass over the window that
 // answers volume, hourly volume, every null rate and the newest timestamp at once; uniqueness and
 // custom SQL are separate queries because count(DISTINCT) inside the pass would make the whole
-// pass as slow as the distinct (test-peers.md §8: on SQLite 4 separate queries beat one pass 3.2×),
+// pass as slow as the distinct (on SQLite four separate queries beat one pass 3.2×: docs/reference/testing.md, performance anchors),
 // and an enforced UNIQUE or NOT NULL constraint answers its check with no query at all.
 type plan struct {
 	checks   []Check
@@ -159,7 +159,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		q := "SELECT max(" + p.ts + ") FROM " + qt + " WHERE " + p.ts + " <= " + p.bound(a, now, false)
 		if d.Engine == warehouse.Snowflake {
 			// MAX over a whole column is answered from micro-partition metadata; a filter would scan.
-			// (Not LAST_ALTERED: it moves on DDL and maintenance, formats.md §0.1.)
+			// (Not LAST_ALTERED: it moves on DDL and maintenance; docs/reference/backends.md, Snowflake metadata.)
 			q, a = "SELECT MAX("+p.ts+") FROM "+qt, d.NewArgs()
 		}
 		p.fresh = &query{sql: q, args: a.Vals}

@@ -17,7 +17,7 @@ type ProfileRequest struct {
 	TimestampColumn string
 	Window          *Window
 	// Distinct adds exact distinct counts: the cost centre of profiling on every engine
-	// (test-peers.md §8), so only on request.
+	// (docs/reference/testing.md, performance anchors), so only on request.
 	Distinct bool
 }
 

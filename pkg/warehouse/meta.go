@@ -400,7 +400,7 @@ func (w *DB) sfTables(ctx context.Context, database, schema, name string) ([]Tab
 		return nil, err
 	}
 	// LAST_ALTERED is deliberately not read: it moves on DDL, no-op DML and background maintenance,
-	// so it says nothing about data freshness (formats.md §0.1).
+	// so it says nothing about data freshness (docs/reference/backends.md, Snowflake metadata).
 	q := `SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ROW_COUNT FROM ` + is + `.TABLES WHERE TABLE_SCHEMA <> 'INFORMATION_SCHEMA'`
 	var args []any
 	switch {

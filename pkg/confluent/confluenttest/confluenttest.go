@@ -1,5 +1,5 @@
 // Package confluenttest is a loopback fake of the two Confluent Cloud APIs Data Workers reads:
-// Flink statements (sql/v1, formats.md §6) and Tableflow topics (tableflow/v1, §7). It pages with
+// Flink statements (sql/v1) and Tableflow topics (tableflow/v1), shaped as docs/reference/backends.md says. It pages with
 // page_size and an opaque page_token carried in metadata.next, checks API-key basic auth, answers
 // the documented {"errors":[{status, detail}]} bodies, and can inject 429/5xx answers.
 package confluenttest

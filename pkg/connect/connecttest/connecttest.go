@@ -1,4 +1,4 @@
-// Package connecttest is a loopback fake of the Kafka Connect REST API (formats.md §5): GET
+// Package connecttest is a loopback fake of the Kafka Connect REST API (docs/reference/backends.md): GET
 // /connectors (plain, ?expand=status, ?expand=info, both), /connectors/{name}, /status, /config,
 // /topics, with Connect's error bodies ({"error_code","message"}) and optional basic auth. It is
 // driven by fixtures in the documented shapes; there is no runnable Connect on this machine.

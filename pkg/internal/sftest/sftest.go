@@ -1,5 +1,5 @@
 // Package sftest is a loopback stand-in for the three endpoints of Snowflake's REST protocol that
-// gosnowflake uses for a password session (test-peers.md §7): POST /session/v1/login-request,
+// gosnowflake uses for a password session (docs/reference/testing.md, Snowflake): POST /session/v1/login-request,
 // POST /queries/v1/query-request (JSON rowtype + rowset) and POST /session?delete=true. Response
 // shapes follow the driver's own WireMock fixtures (test_data/wiremock/mappings: select1.json,
 // auth/password/successful_flow.json, close_session.json). Tests must set

@@ -1,5 +1,5 @@
 // Package orchtest serves loopback stand-ins of the Airflow REST API (v1 and v2) and the dbt Cloud
-// Administrative API v2, shaped as documented (reference/formats.md §3-§4), including their error
+// Administrative API v2, shaped as docs/reference/backends.md says, including their error
 // bodies and strictness (Airflow 3's DAGPatchBody accepts only is_paused; its trigger needs the
 // logical_date key). Tests and the local demo run the real clients against them.
 package orchtest
