@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -160,7 +161,7 @@ func groupNeighbours(self graph.URN, edges []graph.Edge, dir graph.Direction) []
 			by[other] = n
 			order = append(order, other)
 		}
-		if !containsStr(n.Kinds, string(e.Kind)) {
+		if !slices.Contains(n.Kinds, string(e.Kind)) {
 			n.Kinds = append(n.Kinds, string(e.Kind))
 		}
 		if e.FieldLevel() {
@@ -169,7 +170,7 @@ func groupNeighbours(self graph.URN, edges []graph.Edge, dir graph.Direction) []
 		if !e.Stale {
 			n.Stale = false
 		}
-		if !containsStr(n.Via, e.Source) {
+		if !slices.Contains(n.Via, e.Source) {
 			n.Via = append(n.Via, e.Source)
 		}
 	}
@@ -181,15 +182,6 @@ func groupNeighbours(self graph.URN, edges []graph.Edge, dir graph.Direction) []
 		out = append(out, *n)
 	}
 	return out
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- trace_cross_platform_lineage ----

@@ -32,6 +32,7 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/timeline"
 )
 
 // Status of a request.
@@ -54,36 +55,31 @@ type Proposal struct {
 
 // Request is a stored approval request.
 type Request struct {
-	ID              int64          `json:"id"`
-	IncidentID      int64          `json:"incident_id,omitempty"`
-	Class           string         `json:"class"`
-	Executor        string         `json:"executor"`
-	Target          string         `json:"target"`
-	Title           string         `json:"title"`
-	Payload         map[string]any `json:"payload"`
-	PayloadSHA256   string         `json:"payload_sha256"`
-	Domain          string         `json:"domain"`
-	Approvers       []string       `json:"approvers"`
-	Copied          []string       `json:"copied"`
-	Escalation      []string       `json:"escalation"`
-	EscalationLevel int            `json:"escalation_level"`
-	RequestedBy     string         `json:"requested_by"`
-	RequestedAt     time.Time      `json:"requested_at"`
-	ExpiresAt       time.Time      `json:"expires_at"`
-	Status          string         `json:"status"`
-	DecidedBy       string         `json:"decided_by,omitempty"`
-	DecidedAt       *time.Time     `json:"decided_at,omitempty"`
-	Comment         string         `json:"comment,omitempty"`
-	Events          []Event        `json:"events,omitempty"`
+	ID              int64            `json:"id"`
+	IncidentID      int64            `json:"incident_id,omitempty"`
+	Class           string           `json:"class"`
+	Executor        string           `json:"executor"`
+	Target          string           `json:"target"`
+	Title           string           `json:"title"`
+	Payload         map[string]any   `json:"payload"`
+	PayloadSHA256   string           `json:"payload_sha256"`
+	Domain          string           `json:"domain"`
+	Approvers       []string         `json:"approvers"`
+	Copied          []string         `json:"copied"`
+	Escalation      []string         `json:"escalation"`
+	EscalationLevel int              `json:"escalation_level"`
+	RequestedBy     string           `json:"requested_by"`
+	RequestedAt     time.Time        `json:"requested_at"`
+	ExpiresAt       time.Time        `json:"expires_at"`
+	Status          string           `json:"status"`
+	DecidedBy       string           `json:"decided_by,omitempty"`
+	DecidedAt       *time.Time       `json:"decided_at,omitempty"`
+	Comment         string           `json:"comment,omitempty"`
+	Events          []timeline.Event `json:"events,omitempty"`
 }
 
-// Event is one line of a request's history.
-type Event struct {
-	At     time.Time `json:"at"`
-	Kind   string    `json:"kind"`
-	Actor  string    `json:"actor"`
-	Detail string    `json:"detail,omitempty"`
-}
+// history is where a request's events are kept.
+var history = timeline.Log{Table: "approval_events", Key: "request_id"}
 
 // Service is the approvals state machine over the shared store.
 type Service struct {
@@ -479,31 +475,12 @@ func (s *Service) query(ctx context.Context, where string, args ...any) ([]Reque
 	return out, rows.Err()
 }
 
-func (s *Service) events(ctx context.Context, id int64) ([]Event, error) {
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT at, kind, actor, detail FROM approval_events WHERE request_id = ? ORDER BY at, id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at string
-		if err := rows.Scan(&at, &e.Kind, &e.Actor, &e.Detail); err != nil {
-			return nil, err
-		}
-		if e.At, err = store.ParseTimestamp(at); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+func (s *Service) events(ctx context.Context, id int64) ([]timeline.Event, error) {
+	return history.Read(ctx, s.st.DB, id)
 }
 
 func addEvent(ctx context.Context, tx *sql.Tx, id int64, at time.Time, kind, actor, detail string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO approval_events(request_id, at, kind, actor, detail) VALUES (?, ?, ?, ?, ?)`,
-		id, store.Timestamp(at), kind, actor, detail)
-	return err
+	return history.Append(ctx, tx, id, timeline.Event{At: at, Kind: kind, Actor: actor, Detail: detail})
 }
 
 func jsonList(v []string) string {

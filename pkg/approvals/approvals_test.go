@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/timeline"
 )
 
 func hash(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:]) }
@@ -169,7 +171,7 @@ func TestExpiryEscalatesThenExpiresAndNeverGrants(t *testing.T) {
 	}
 	c.advance(31 * time.Minute)
 	got, _ := s.Get(ctx, r.ID)
-	if got.Status != StatusPending || got.EscalationLevel != 1 || !contains(got.Approvers, "head-of-data") || len(got.Escalation) != 1 {
+	if got.Status != StatusPending || got.EscalationLevel != 1 || !slices.Contains(got.Approvers, "head-of-data") || len(got.Escalation) != 1 {
 		t.Fatalf("after one expiry: %+v", got)
 	}
 	// head-of-data may now decide.
@@ -265,7 +267,7 @@ func TestAFailingWebhookIsRecordedNotFatalAndKeepsItsSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var failed Event
+	var failed timeline.Event
 	for _, e := range r.Events {
 		if e.Kind == "notify_failed" {
 			failed = e
@@ -274,15 +276,6 @@ func TestAFailingWebhookIsRecordedNotFatalAndKeepsItsSecret(t *testing.T) {
 	if failed.Kind == "" || strings.Contains(failed.Detail, "secretpath") || !strings.Contains(failed.Detail, "no_service") {
 		t.Fatalf("events %+v", r.Events)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // L0 answers questions only and L1 changes nothing: nothing is routed for them; L2 and above route.

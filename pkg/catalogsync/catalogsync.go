@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -125,7 +126,7 @@ func (s *Syncer) Run(ctx context.Context, opt Options) (Report, error) {
 	}
 	want := map[string]bool{}
 	for _, sys := range opt.Systems {
-		if !contains(AllSystems, sys) {
+		if !slices.Contains(AllSystems, sys) {
 			return Report{}, fmt.Errorf("unknown system %q: use %s", sys, strings.Join(AllSystems, ", "))
 		}
 		want[sys] = true
@@ -786,13 +787,4 @@ func normalizeName(s string) string {
 		}
 	}
 	return strings.Trim(b.String(), "_")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -16,6 +16,7 @@ import (
 	"html/template"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,7 +267,7 @@ func (s *Server) request(w http.ResponseWriter, r *http.Request, sess session) {
 		return
 	}
 	s.render(w, "request.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": q,
-		"CanDecide": q.Status == approvals.StatusPending && contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver,
+		"CanDecide": q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver,
 		"Error":     r.URL.Query().Get("error")})
 }
 
@@ -302,15 +303,6 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request, sess session) {
 	var body any
 	_ = json.Unmarshal(rc.Body, &body)
 	s.render(w, "receipt.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": rc, "Body": body})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Serve listens on addr (loopback only) until ctx ends.

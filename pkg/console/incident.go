@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,7 +105,7 @@ func (s *Server) incident(w http.ResponseWriter, r *http.Request, sess session) 
 	}
 	for i := range views {
 		if q := views[i].Request; q != nil {
-			views[i].CanDecide = q.Status == approvals.StatusPending && contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver
+			views[i].CanDecide = q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver
 		}
 	}
 	data["Proposals"] = views

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/timeline"
 )
 
 // Statuses. Open ones keep deduplicating new failures; closed ones are history.
@@ -34,29 +35,24 @@ func IsOpen(status string) bool { return slices.Contains(openStatuses, status) }
 
 // Incident is one stored incident.
 type Incident struct {
-	ID          int64      `json:"id"`
-	Asset       string     `json:"asset"`
-	FailureMode string     `json:"failure_mode"`
-	Status      string     `json:"status"`
-	Severity    string     `json:"severity"`
-	Domain      string     `json:"domain,omitempty"`
-	OpenedAt    time.Time  `json:"opened_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	ResolvedAt  *time.Time `json:"resolved_at,omitempty"`
-	Summary     string     `json:"summary"`
-	Occurrences int        `json:"occurrences" jsonschema:"How many failed checks joined this incident"`
-	Cause       string     `json:"cause,omitempty"`
-	Resolution  string     `json:"resolution,omitempty"`
-	Events      []Event    `json:"events,omitempty"`
+	ID          int64            `json:"id"`
+	Asset       string           `json:"asset"`
+	FailureMode string           `json:"failure_mode"`
+	Status      string           `json:"status"`
+	Severity    string           `json:"severity"`
+	Domain      string           `json:"domain,omitempty"`
+	OpenedAt    time.Time        `json:"opened_at"`
+	UpdatedAt   time.Time        `json:"updated_at"`
+	ResolvedAt  *time.Time       `json:"resolved_at,omitempty"`
+	Summary     string           `json:"summary"`
+	Occurrences int              `json:"occurrences" jsonschema:"How many failed checks joined this incident"`
+	Cause       string           `json:"cause,omitempty"`
+	Resolution  string           `json:"resolution,omitempty"`
+	Events      []timeline.Event `json:"events,omitempty"`
 }
 
-// Event is one line of an incident's timeline.
-type Event struct {
-	At     time.Time `json:"at"`
-	Kind   string    `json:"kind"`
-	Actor  string    `json:"actor"`
-	Detail string    `json:"detail,omitempty"`
-}
+// history is where an incident's timeline is kept.
+var history = timeline.Log{Table: "incident_events", Key: "incident_id"}
 
 // Opened is what OpenOrJoin did.
 type Opened struct {
@@ -95,12 +91,7 @@ func OpenOrJoin(ctx context.Context, tx *sql.Tx, asset, mode, severity, summary,
 
 // AddEventTx appends to an incident's timeline inside a transaction.
 func AddEventTx(ctx context.Context, tx *sql.Tx, id int64, at time.Time, kind, actor, detail string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO incident_events (incident_id, at, kind, actor, detail) VALUES (?, ?, ?, ?, ?)`,
-		id, store.Timestamp(at), kind, actor, detail)
-	if err != nil {
-		return fmt.Errorf("incident %d timeline: %w", id, err)
-	}
-	return nil
+	return history.Append(ctx, tx, id, timeline.Event{At: at, Kind: kind, Actor: actor, Detail: detail})
 }
 
 // Store reads and updates incidents.
@@ -393,23 +384,10 @@ func (s *Store) Get(ctx context.Context, id int64) (Incident, error) {
 		return Incident{}, fmt.Errorf("no incident #%d (get_incident_history lists them)", id)
 	}
 	inc := is[0]
-	rows, err := s.st.DB.QueryContext(ctx, `SELECT at, kind, actor, detail FROM incident_events WHERE incident_id = ? ORDER BY at, id`, id)
-	if err != nil {
+	if inc.Events, err = history.Read(ctx, s.st.DB, id); err != nil {
 		return Incident{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e Event
-		var at string
-		if err := rows.Scan(&at, &e.Kind, &e.Actor, &e.Detail); err != nil {
-			return Incident{}, err
-		}
-		if e.At, err = store.ParseTimestamp(at); err != nil {
-			return Incident{}, err
-		}
-		inc.Events = append(inc.Events, e)
-	}
-	return inc, rows.Err()
+	return inc, nil
 }
 
 // Query selects incidents for history. Empty fields do not filter.

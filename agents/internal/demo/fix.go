@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,7 +199,7 @@ func (s *story) requestApproval(ctx context.Context, f *fixState) error {
 		if r.Class != p.Class || r.Target != p.Target {
 			return fmt.Errorf("request #%d routes %s on %s, the plan's step %d is %s on %s", r.ID, r.Class, r.Target, i+1, p.Class, p.Target)
 		}
-		if !contains(r.Approvers, Approver) || !contains(r.Copied, BillingOwner) || r.Status != "pending" {
+		if !slices.Contains(r.Approvers, Approver) || !slices.Contains(r.Copied, BillingOwner) || r.Status != "pending" {
 			return fmt.Errorf("request #%d: approvers %v, copied %v, status %s; want %s approving, %s copied, pending", r.ID, r.Approvers, r.Copied, r.Status, Approver, BillingOwner)
 		}
 		s.res.RequestIDs = append(s.res.RequestIDs, r.ID)
@@ -569,7 +570,7 @@ func (s *story) receipt(ctx context.Context) error {
 		}
 	}
 	for _, want := range []string{"Cause", "Evidence", "Approvals", "Actions", "Checks before", "Checks after", "Undo"} {
-		if !contains(sections, want) {
+		if !slices.Contains(sections, want) {
 			return fmt.Errorf("the receipt has no %q section: %v", want, sections)
 		}
 	}
@@ -588,13 +589,4 @@ func (s *story) receipt(ctx context.Context) error {
 	s.res.ReceiptsOK = true
 	s.step("dw-incidents", "verify_receipts", fmt.Sprintf("chain of %d %s verifies from the first MAC to the head", v.Receipts, plural(int(v.Receipts), "receipt", "receipts")))
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

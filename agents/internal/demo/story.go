@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -367,7 +368,7 @@ func (s *story) connections(ctx context.Context) error {
 	}
 	schemaChange := ""
 	for _, sys := range sync.Systems {
-		if sys.System == "schema_registry" && contains(sys.Changed, "schema:"+Subject) {
+		if sys.System == "schema_registry" && slices.Contains(sys.Changed, "schema:"+Subject) {
 			schemaChange = fmt.Sprintf("schema_registry reports schema:%s changed (%d %s marked stale)", Subject,
 				sys.MarkedStale.Fields, plural(sys.MarkedStale.Fields, "field", "fields"))
 		}

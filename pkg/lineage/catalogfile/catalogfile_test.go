@@ -2,6 +2,7 @@ package catalogfile
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,10 +37,10 @@ func TestExampleCatalogDeclaresTheScenario(t *testing.T) {
 		assets[a.URN] = a
 	}
 	dag := assets["job:airflow/sync_metered_usage_to_stripe"]
-	if dag.Schedule != "0 23 * * *" || !contains(dag.Tags, "money") || !contains(dag.Tags, "external") {
+	if dag.Schedule != "0 23 * * *" || !slices.Contains(dag.Tags, "money") || !slices.Contains(dag.Tags, "external") {
 		t.Errorf("DAG %+v", dag)
 	}
-	if wb := assets["bi:sigma/revenue-today"]; wb.Name != "Revenue today" || !contains(wb.Tags, "customer_facing") {
+	if wb := assets["bi:sigma/revenue-today"]; wb.Name != "Revenue today" || !slices.Contains(wb.Tags, "customer_facing") {
 		t.Errorf("workbook %+v", wb)
 	}
 	edges := map[string]graph.EdgeKind{}
@@ -77,13 +78,4 @@ func TestParseErrorsSayWhatIsWrong(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want an error mentioning %q", in, err, want)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

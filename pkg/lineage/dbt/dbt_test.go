@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestManifestOwnersTestsAndExposures(t *testing.T) {
 		}
 	}
 	for _, f := range b.Fields {
-		if f.Asset == "dbt:model.project_a.orders" && f.Path == "id" && (f.Nullable || !contains(f.Tags, "test:not_null")) {
+		if f.Asset == "dbt:model.project_a.orders" && f.Path == "id" && (f.Nullable || !slices.Contains(f.Tags, "test:not_null")) {
 			t.Errorf("orders.id field %+v: a not_null test makes it non-nullable", f)
 		}
 	}
@@ -135,7 +136,7 @@ func TestManifestOwnersTestsAndExposures(t *testing.T) {
 	}
 	for _, a := range b.Assets {
 		if a.URN == "dbt:model.billing.fct_billable_egress" {
-			if a.Criticality != "critical" || !contains(a.Owners, "billing-data@example.com") || !contains(a.Tags, "money") {
+			if a.Criticality != "critical" || !slices.Contains(a.Owners, "billing-data@example.com") || !slices.Contains(a.Tags, "money") {
 				t.Errorf("fct_billable_egress from meta: %+v", a)
 			}
 		}
@@ -143,15 +144,6 @@ func TestManifestOwnersTestsAndExposures(t *testing.T) {
 	if !edgeSet(b)[edge{"warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY", "dbt:source.billing.usage.usage_hourly", "materializes"}] {
 		t.Error("source is not tied to its warehouse table")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // A manifest written by dbt parse/ls/test has no compiled_code: re-importing it must keep the

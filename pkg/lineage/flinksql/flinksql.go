@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -405,7 +406,7 @@ func (r *resolver) unresolved(key string, lins []*sqlparse.Lineage) []string {
 			return // $rowtime and the like are system columns of every Confluent Cloud table
 		}
 		head, _, _ := strings.Cut(s.Column, ".")
-		if !have[strings.ToLower(head)] && !contains(bad, head) {
+		if !have[strings.ToLower(head)] && !slices.Contains(bad, head) {
 			bad = append(bad, head)
 		}
 	}
@@ -429,7 +430,7 @@ func (r *resolver) unresolved(key string, lins []*sqlparse.Lineage) []string {
 			// sqlparse's wording for a reference no table of its FROM has: it may be any read
 			// table's, so it counts against each.
 			if rest, ok := strings.CutPrefix(w, "column "); ok {
-				if col, ok := strings.CutSuffix(rest, " not found in any table of its FROM clause"); ok && !contains(bad, col) {
+				if col, ok := strings.CutSuffix(rest, " not found in any table of its FROM clause"); ok && !slices.Contains(bad, col) {
 					bad = append(bad, col)
 				}
 			}
@@ -543,20 +544,11 @@ func (r *resolver) describeSources(ss []sqlparse.SourceColumn) string {
 				d += " v" + strconv.Itoa(rt.table.SchemaVersion)
 			}
 		}
-		if !contains(parts, d) {
+		if !slices.Contains(parts, d) {
 			parts = append(parts, d)
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func nonEmpty(ss ...string) []string {
