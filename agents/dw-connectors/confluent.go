@@ -10,7 +10,7 @@ import (
 type listStatementsParams struct {
 	ComputePoolID string `json:"compute_pool_id,omitempty" jsonschema:"Only this compute pool (default confluent_cloud.compute_pool_id, else all)"`
 	Phase         string `json:"phase,omitempty" jsonschema:"Only statements in this phase, e.g. RUNNING, FAILED, STOPPED, DEGRADED"`
-	LabelSelector string `json:"label_selector,omitempty" jsonschema:"Confluent label selector, e.g. team=billing"`
+	LabelSelector string `json:"label_selector,omitempty" jsonschema:"Confluent label selector, e.g. team=payments"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"At most this many statements (default all, paged through)"`
 }
 
@@ -38,7 +38,7 @@ func listFlinkStatements(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type getStatementParams struct {
-	StatementName string `json:"statement_name" jsonschema:"The statement's name, e.g. usage-hourly-rollup"`
+	StatementName string `json:"statement_name" jsonschema:"The statement's name, e.g. orders-enrich"`
 }
 
 func getFlinkStatement(env *mcpkit.Env) mcpkit.Tool {

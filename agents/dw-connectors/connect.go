@@ -49,7 +49,7 @@ func listConnectors(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type connectorStatusParams struct {
-	ConnectorName string `json:"connector_name" jsonschema:"The connector's name as Kafka Connect knows it, e.g. usage-snowflake-sink"`
+	ConnectorName string `json:"connector_name" jsonschema:"The connector's name as Kafka Connect knows it, e.g. orders-snowflake-sink"`
 }
 
 func getConnectorStatus(env *mcpkit.Env) mcpkit.Tool {

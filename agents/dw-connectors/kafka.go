@@ -16,7 +16,7 @@ func openKafka(env *mcpkit.Env) (*kafka.Cluster, error) {
 }
 
 type listTopicsParams struct {
-	Pattern         string `json:"pattern,omitempty" jsonschema:"Glob over topic names, e.g. usage-* (default all)"`
+	Pattern         string `json:"pattern,omitempty" jsonschema:"Glob over topic names, e.g. orders-* (default all)"`
 	IncludeInternal bool   `json:"include_internal,omitempty" jsonschema:"Also list internal topics such as __consumer_offsets"`
 }
 
@@ -44,7 +44,7 @@ func listTopics(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type describeTopicParams struct {
-	Topic string `json:"topic" jsonschema:"Topic name, e.g. api-usage"`
+	Topic string `json:"topic" jsonschema:"Topic name, e.g. orders"`
 }
 
 func describeTopic(env *mcpkit.Env) mcpkit.Tool {
@@ -98,7 +98,7 @@ func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type sampleTopicParams struct {
-	Topic        string  `json:"topic" jsonschema:"Topic name, e.g. api-usage"`
+	Topic        string  `json:"topic" jsonschema:"Topic name, e.g. orders"`
 	PerPartition int     `json:"per_partition,omitempty" jsonschema:"Records per partition: the latest N, or N spread over the range (default 100, max 5000)"`
 	MaxRecords   int     `json:"max_records,omitempty" jsonschema:"Cap for the whole sample (default 1000, max 10000)"`
 	Since        string  `json:"since,omitempty" jsonschema:"Range start by record timestamp: RFC 3339 (2026-11-29T14:00:00Z) or a duration ago (90m, 6h)"`

@@ -8,7 +8,7 @@ import (
 )
 
 type listTablesParams struct {
-	Schema string `json:"schema,omitempty" jsonschema:"Only this schema, e.g. USAGE (default every schema the user can see)"`
+	Schema string `json:"schema,omitempty" jsonschema:"Only this schema, e.g. SALES (default every schema the user can see)"`
 }
 
 type listTablesResult struct {
@@ -39,7 +39,7 @@ func listTables(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type describeTableParams struct {
-	Table string `json:"table" jsonschema:"name, schema.name or database.schema.name, e.g. ANALYTICS.USAGE.USAGE_HOURLY; quote a part to keep its case"`
+	Table string `json:"table" jsonschema:"name, schema.name or database.schema.name, e.g. ANALYTICS.SALES.ORDERS; quote a part to keep its case"`
 }
 
 type describeTableResult struct {

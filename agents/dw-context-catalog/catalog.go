@@ -92,7 +92,7 @@ func searchCatalog(d *deps) mcpkit.Tool {
 // ---- get_asset ----
 
 type getAssetParams struct {
-	AssetID string `json:"asset_id" jsonschema:"The asset's URN (e.g. dbt:model.billing.fct_billable_egress) or its exact name; an ambiguous name returns the candidates"`
+	AssetID string `json:"asset_id" jsonschema:"The asset's URN (e.g. dbt:model.sales.fct_orders) or its exact name; an ambiguous name returns the candidates"`
 }
 
 // neighbour is one directly connected asset with every edge kind between them.
@@ -278,7 +278,7 @@ func checkField(ctx context.Context, g *graph.Graph, u graph.URN, path string) e
 // ---- blast_radius_analysis ----
 
 type blastParams struct {
-	AssetID      string   `json:"asset_id" jsonschema:"URN or exact name of the asset that changes (e.g. schema:api-usage-value)"`
+	AssetID      string   `json:"asset_id" jsonschema:"URN or exact name of the asset that changes (e.g. schema:orders-value)"`
 	ChangeType   string   `json:"change_type,omitempty" jsonschema:"column_drop, column_rename, column_type_change, table_drop or model_refactor"`
 	ColumnName   string   `json:"column_name,omitempty" jsonschema:"The field/column that changes (for column changes)"`
 	Columns      []string `json:"columns,omitempty" jsonschema:"Several fields of the asset that change together"`
@@ -552,7 +552,7 @@ type importFlinkParams struct {
 	Name           string            `json:"name,omitempty" jsonschema:"Statement name, when passing sql instead of statement_json"`
 	SQL            string            `json:"sql,omitempty" jsonschema:"The statement SQL (spec.statement), when not passing statement_json"`
 	CreatedAt      string            `json:"created_at,omitempty" jsonschema:"RFC 3339 creation time, when passing sql"`
-	SchemaVersions map[string]int    `json:"schema_versions,omitempty" jsonschema:"Subject → version the statement was created against (e.g. {\"api-usage-value\": 11}); default: an earlier import's pin, else the version first seen by created_at, else inferred from the SQL"`
+	SchemaVersions map[string]int    `json:"schema_versions,omitempty" jsonschema:"Subject → version the statement was created against (e.g. {\"orders-value\": 11}); default: an earlier import's pin, else the version first seen by created_at, else inferred from the SQL"`
 	Properties     map[string]string `json:"properties,omitempty" jsonschema:"spec.properties (sql.current-catalog, sql.current-database), when passing sql"`
 }
 

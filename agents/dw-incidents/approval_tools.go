@@ -16,8 +16,8 @@ import (
 
 type proposalParam struct {
 	Class   string         `json:"class" jsonschema:"Action class: pause_job, unpause_job, trigger_job, trigger_dbt_run, register_schema, restart_connector, reset_offsets, change_topic, flink_statement, tableflow or dbt_code"`
-	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. job:airflow/sync_metered_usage_to_stripe"`
-	Title   string         `json:"title" jsonschema:"One line an approver reads, e.g. Pause the 23:00 Stripe sync until the fix is verified"`
+	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. job:airflow/sync_orders_to_crm"`
+	Title   string         `json:"title" jsonschema:"One line an approver reads, e.g. Pause the nightly CRM sync until the fix is verified"`
 	Payload map[string]any `json:"payload" jsonschema:"Exactly what would run, nothing else: {dag_id} for pause_job and unpause_job; {dag_id, conf} for trigger_job; {job_id} for trigger_dbt_run; {subject, schema_type, schema} for register_schema. The approval binds to its SHA-256"`
 }
 

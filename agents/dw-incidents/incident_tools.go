@@ -20,9 +20,9 @@ func incidentStore(ctx context.Context, env *mcpkit.Env) (*incidents.Store, erro
 }
 
 type openIncidentParams struct {
-	Asset       string `json:"asset" jsonschema:"URN of the asset whose check failed, e.g. warehouse:snowflake/ANALYTICS.USAGE.USAGE_HOURLY"`
+	Asset       string `json:"asset" jsonschema:"URN of the asset whose check failed, e.g. warehouse:snowflake/ANALYTICS.SALES.ORDERS"`
 	FailureMode string `json:"failure_mode" jsonschema:"null_rate, volume, freshness, uniqueness or custom; with the asset it deduplicates open incidents"`
-	Summary     string `json:"summary" jsonschema:"What failed, with the evidence, e.g. egress_bytes 18% null today against 0% in every earlier check"`
+	Summary     string `json:"summary" jsonschema:"What failed, with the evidence, e.g. amount_cents 18% null today against 0% in every earlier check"`
 	Severity    string `json:"severity,omitempty" jsonschema:"sev1 (worst) … sev4; when given it is kept as set (a diagnosis never lowers it); default sev2, which a diagnosis may change"`
 }
 

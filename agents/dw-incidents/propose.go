@@ -13,7 +13,7 @@ import (
 
 type clientProposalParam struct {
 	Class   string         `json:"class" jsonschema:"Action class, e.g. pause_job, register_schema, flink_statement or dbt_code"`
-	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. flink:statement/usage-hourly-rollup"`
+	Target  string         `json:"target" jsonschema:"URN of the asset the action changes, e.g. flink:statement/orders-enrich"`
 	Title   string         `json:"title" jsonschema:"One line an approver reads"`
 	Payload map[string]any `json:"payload,omitempty" jsonschema:"Exactly what would run, nothing else: {dag_id} for pause_job and unpause_job; {dag_id, conf} for trigger_job; {job_id} for trigger_dbt_run; {subject, schema_type, schema} for register_schema"`
 	SQL     string         `json:"sql,omitempty" jsonschema:"flink_statement: the statement; it must parse and read only fields of the schema it will pin"`

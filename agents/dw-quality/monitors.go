@@ -247,7 +247,7 @@ func listMonitors(d *deps) mcpkit.Tool {
 }
 
 type getCheckHistoryParams struct {
-	Table   string `json:"table,omitempty" jsonschema:"Table or asset URN (a suffix such as usage_hourly matches); default all"`
+	Table   string `json:"table,omitempty" jsonschema:"Table or asset URN (a suffix such as orders_daily matches); default all"`
 	Monitor string `json:"monitor,omitempty" jsonschema:"Only runs of this monitor"`
 	Metric  string `json:"metric,omitempty" jsonschema:"Only this metric: null_rate, rows_per_hour, freshness_lag_seconds, duplicate_rows, violating_rows"`
 	Subject string `json:"subject,omitempty" jsonschema:"Only this column, key or assertion"`

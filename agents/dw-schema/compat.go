@@ -14,7 +14,7 @@ import (
 )
 
 type checkCompatibilityParams struct {
-	Subject         string            `json:"subject,omitempty" jsonschema:"Subject to check against, e.g. api-usage-value (live); optional with earlier_versions"`
+	Subject         string            `json:"subject,omitempty" jsonschema:"Subject to check against, e.g. orders-value (live); optional with earlier_versions"`
 	Schema          string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
 	SchemaFile      string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file (.avsc, .proto, .json), e.g. from a pull request"`
 	SchemaType      string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`

@@ -10,7 +10,7 @@ import (
 )
 
 type diffParams struct {
-	Subject       string `json:"subject,omitempty" jsonschema:"Subject to read versions from, e.g. api-usage-value"`
+	Subject       string `json:"subject,omitempty" jsonschema:"Subject to read versions from, e.g. orders-value"`
 	FromVersion   int    `json:"from_version,omitempty" jsonschema:"Old version; default the one before to_version (or the latest when comparing a proposed schema)"`
 	ToVersion     int    `json:"to_version,omitempty" jsonschema:"New version; default the latest. Ignored when schema or schema_file is given"`
 	Schema        string `json:"schema,omitempty" jsonschema:"A proposed schema to compare instead of to_version"`

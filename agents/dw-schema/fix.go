@@ -11,7 +11,7 @@ import (
 )
 
 type proposeSchemaFixParams struct {
-	Subject         string           `json:"subject" jsonschema:"Subject, e.g. api-usage-value"`
+	Subject         string           `json:"subject" jsonschema:"Subject, e.g. orders-value"`
 	Version         int              `json:"version,omitempty" jsonschema:"The registered version that broke readers; default the latest"`
 	RestoreFrom     int              `json:"restore_from,omitempty" jsonschema:"Version whose removed fields to bring back; default the one before"`
 	Schema          string           `json:"schema,omitempty" jsonschema:"A proposed (unregistered) schema to fix instead of a registered version"`

@@ -13,7 +13,7 @@ import (
 )
 
 type assessImpactParams struct {
-	Subject         string           `json:"subject" jsonschema:"Subject, e.g. api-usage-value"`
+	Subject         string           `json:"subject" jsonschema:"Subject, e.g. orders-value"`
 	Version         int              `json:"version,omitempty" jsonschema:"Registered version to assess; default the latest. Ignored when schema or schema_file is given"`
 	BaseVersion     int              `json:"base_version,omitempty" jsonschema:"Version downstream readers were built against; default the one before"`
 	Schema          string           `json:"schema,omitempty" jsonschema:"A proposed schema to assess instead of a registered version"`
@@ -106,7 +106,7 @@ func assessImpact(d *deps) mcpkit.Tool {
 }
 
 type checkSchemaChangeParams struct {
-	Subject             string            `json:"subject" jsonschema:"Subject the change is for, e.g. api-usage-value"`
+	Subject             string            `json:"subject" jsonschema:"Subject the change is for, e.g. orders-value"`
 	Schema              string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
 	SchemaFile          string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
 	SchemaType          string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`

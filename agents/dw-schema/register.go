@@ -15,7 +15,7 @@ import (
 )
 
 type registerParams struct {
-	Subject           string `json:"subject" jsonschema:"Subject to register under, e.g. api-usage-value"`
+	Subject           string `json:"subject" jsonschema:"Subject to register under, e.g. orders-value"`
 	Schema            string `json:"schema,omitempty" jsonschema:"The schema text (exactly as approved)"`
 	SchemaFile        string `json:"schema_file,omitempty" jsonschema:"Path to the schema file instead of schema"`
 	SchemaType        string `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension, else AVRO"`

@@ -11,7 +11,7 @@ import (
 )
 
 type listSubjectsParams struct {
-	Prefix         string `json:"prefix,omitempty" jsonschema:"Only subjects starting with this, e.g. api-usage"`
+	Prefix         string `json:"prefix,omitempty" jsonschema:"Only subjects starting with this, e.g. orders"`
 	IncludeDeleted bool   `json:"include_deleted,omitempty" jsonschema:"Also list soft-deleted subjects"`
 }
 
@@ -23,7 +23,7 @@ type listSubjectsResult struct {
 
 func listSubjects(d *deps) mcpkit.Tool {
 	return mcpkit.Read("list_subjects",
-		"List Schema Registry subjects (e.g. api-usage-value), optionally by prefix. Then get_subject for versions and the compatibility level.",
+		"List Schema Registry subjects (e.g. orders-value), optionally by prefix. Then get_subject for versions and the compatibility level.",
 		func(ctx context.Context, p listSubjectsParams) (listSubjectsResult, error) {
 			c, err := d.registry()
 			if err != nil {
@@ -41,7 +41,7 @@ func listSubjects(d *deps) mcpkit.Tool {
 }
 
 type getSubjectParams struct {
-	Subject string `json:"subject" jsonschema:"Subject name, e.g. api-usage-value"`
+	Subject string `json:"subject" jsonschema:"Subject name, e.g. orders-value"`
 	Version int    `json:"version,omitempty" jsonschema:"Version to show in full; default the latest"`
 }
 

@@ -49,7 +49,7 @@ func ParseChecks(names []string) ([]Check, error) {
 // query returns no rows. {{window_start}} and {{window_end}} are replaced by bound values.
 type Assertion struct {
 	Name string `json:"name" jsonschema:"Short name, e.g. egress_not_negative"`
-	SQL  string `json:"sql" jsonschema:"SELECT returning the violating rows, e.g. SELECT * FROM usage_hourly WHERE egress_bytes < 0"`
+	SQL  string `json:"sql" jsonschema:"SELECT returning the violating rows, e.g. SELECT * FROM orders WHERE amount_cents < 0"`
 }
 
 // Request is one run of checks on one table.
