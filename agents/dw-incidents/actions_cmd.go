@@ -6,8 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/remediation"
 )
 
 const actionsUsage = `usage:
@@ -26,27 +26,19 @@ func actionsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		fmt.Fprint(stdio.Err, actionsUsage)
 		return mcpkit.ExitUsage
 	}
-	svc, err := approvalService(ctx, env)
+	life, err := lifecycleService(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
-	st, err := env.Store.Get(ctx)
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
-	}
-	exec := executor(st, env, svc)
 	switch args[0] {
 	case "interrupted":
 		if len(args) > 1 {
 			fmt.Fprint(stdio.Err, actionsUsage)
 			return mcpkit.ExitUsage
 		}
-		list, err := exec.Interrupted(ctx)
+		list, err := life.Interrupted(ctx)
 		if err != nil {
-			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-			return mcpkit.ExitToolError
+			return fail(stdio, mcpkit.ExitToolError, err)
 		}
 		if len(list) == 0 {
 			fmt.Fprintln(stdio.Out, "no interrupted actions")
@@ -62,26 +54,20 @@ func actionsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		}
 		return mcpkit.ExitOK
 	case "settle":
-		return settleCommand(ctx, env, exec, args[1:], stdio)
+		return settleCommand(ctx, env, life, args[1:], stdio)
 	}
 	fmt.Fprint(stdio.Err, actionsUsage)
 	return mcpkit.ExitUsage
 }
 
-func settleCommand(ctx context.Context, env *mcpkit.Env, exec *remediation.Executor, args []string, stdio mcpkit.IO) int {
+func settleCommand(ctx context.Context, env *mcpkit.Env, life *lifecycle.Service, args []string, stdio mcpkit.IO) int {
 	d, code := parseDecision(ctx, env, "actions settle", actionsUsage, "what the target system shows (recorded on the action)", true, nil, args, stdio)
 	if code != mcpkit.ExitOK {
 		return code
 	}
-	a, err := exec.Settle(ctx, d.id, d.value, d.as, d.reason)
+	a, err := life.Settle(ctx, d.id, d.value, d.as, d.reason)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitToolError
-	}
-	if a.IncidentID != 0 {
-		if incs, err := incidentStore(ctx, env); err == nil {
-			_ = incs.AddEvent(ctx, a.IncidentID, "action", d.as, fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, d.reason))
-		}
+		return fail(stdio, mcpkit.ExitToolError, err)
 	}
 	fmt.Fprintf(stdio.Out, "action #%d (%s on %s) settled as %s by %s\n", a.ID, a.Class, a.Target, a.Status, d.as)
 	return mcpkit.ExitOK

@@ -23,29 +23,24 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		return mcpkit.ExitUsage
 	}
 	if err := console.CheckLoopback(*addr); err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	svc, err := approvalService(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	chain, err := receiptChain(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	st, err := env.Store.Get(ctx)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	srv, err := console.New(console.Sources{Approvals: svc, Receipts: chain, Incidents: incidents.New(st, env.Now),
 		Graph: graph.New(st, env.Now), Store: st}, env.Now)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -53,8 +48,7 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		fmt.Fprintf(stdio.Out, "Approver console on %s (Ctrl-C to stop)\n", url)
 	})
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitToolError
+		return fail(stdio, mcpkit.ExitToolError, err)
 	}
 	return mcpkit.ExitOK
 }

@@ -66,8 +66,7 @@ func approvalsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio
 	}
 	svc, err := approvalService(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	switch verb {
 	case "list":
@@ -77,8 +76,7 @@ func approvalsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio
 		}
 		rs, err := svc.List(ctx, st, *incident)
 		if err != nil {
-			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-			return mcpkit.ExitToolError
+			return fail(stdio, mcpkit.ExitToolError, err)
 		}
 		if *asJSON {
 			return printJSON(stdio.Out, rs)
@@ -97,8 +95,7 @@ func approvalsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio
 		}
 		r, err := svc.Get(ctx, id)
 		if err != nil {
-			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-			return mcpkit.ExitToolError
+			return fail(stdio, mcpkit.ExitToolError, err)
 		}
 		if *asJSON {
 			return printJSON(stdio.Out, r)
@@ -112,14 +109,12 @@ func approvalsCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio
 		}
 		token, err := readToken(*tokenFile, env)
 		if err != nil {
-			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-			return mcpkit.ExitUsage
+			return fail(stdio, mcpkit.ExitUsage, err)
 		}
 		r, err := svc.Decide(ctx, approvals.Decision{RequestID: id, Approver: *as, Token: token, Approve: verb == "approve",
 			PayloadSHA256: strings.ToLower(*sha), Comment: *comment})
 		if err != nil {
-			fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-			return mcpkit.ExitToolError
+			return fail(stdio, mcpkit.ExitToolError, err)
 		}
 		fmt.Fprintf(stdio.Out, "request #%d %s by %s at %s\n", r.ID, r.Status, r.DecidedBy, r.DecidedAt.Format(time.RFC3339))
 		return mcpkit.ExitOK
@@ -144,18 +139,15 @@ func stopCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpk
 	}
 	token, err := readToken(*tokenFile, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	svc, err := approvalService(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	st, err := svc.SetStop(ctx, *as, token, stop, *reason)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitToolError
+		return fail(stdio, mcpkit.ExitToolError, err)
 	}
 	state := "lifted: dispatch may resume"
 	if st.Stopped {
@@ -186,16 +178,14 @@ func severityCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio 
 	id, sev := d.id, d.value
 	s, err := incidentStore(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	why := d.reason
 	if why == "" {
 		why = "set from the command line"
 	}
 	if err := s.SetSeverity(ctx, id, sev, d.as, why); err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitToolError
+		return fail(stdio, mcpkit.ExitToolError, err)
 	}
 	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s: no diagnosis lowers it\n", id, sev, d.as)
 	return mcpkit.ExitOK
@@ -254,6 +244,12 @@ func printRequest(w io.Writer, r approvals.Request) {
 	}
 }
 
+// fail says what went wrong on stderr and returns the exit code.
+func fail(stdio mcpkit.IO, code int, err error) int {
+	fmt.Fprintln(stdio.Err, "dw-incidents:", err)
+	return code
+}
+
 func printJSON(w io.Writer, v any) int {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -307,13 +303,11 @@ func statusCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mc
 	}
 	s, err := incidentStore(ctx, env)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitUsage
+		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	inc, err := s.SetStatus(ctx, d.id, d.value, d.as, d.reason)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
-		return mcpkit.ExitToolError
+		return fail(stdio, mcpkit.ExitToolError, err)
 	}
 	fmt.Fprintf(stdio.Out, "incident #%d is %s, set by %s\n", inc.ID, inc.Status, d.as)
 	return mcpkit.ExitOK

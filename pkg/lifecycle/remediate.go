@@ -301,3 +301,23 @@ func (s *Service) outstandingOwnerSteps(ctx context.Context, incidentID int64) (
 	}
 	return out, nil
 }
+
+// Settle records a person's word on an interrupted action — what the target system shows — and puts
+// it on the incident's timeline. Settling as failed lets the approved action run again on the next
+// Remediate; nothing runs now. The timeline line is best effort: the action's record is what counts.
+func (s *Service) Settle(ctx context.Context, actionID int64, outcome, person, reason string) (remediation.Action, error) {
+	a, err := s.d.Executor.Settle(ctx, actionID, outcome, person, reason)
+	if err != nil {
+		return a, err
+	}
+	if a.IncidentID != 0 {
+		_ = s.incidents.AddEvent(ctx, a.IncidentID, "action", person, fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, reason))
+	}
+	return a, nil
+}
+
+// Interrupted lists the actions left running by a process that stopped before recording their
+// outcome: each blocks its approval or plan step until a person settles it.
+func (s *Service) Interrupted(ctx context.Context) ([]remediation.Action, error) {
+	return s.d.Executor.Interrupted(ctx)
+}

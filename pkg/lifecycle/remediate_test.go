@@ -471,3 +471,29 @@ func TestAStopSetMidRunReturnsWhatRan(t *testing.T) {
 		t.Fatalf("actions recorded: %+v", as)
 	}
 }
+
+// A person settles an action a stopped process left running: the action takes their word and the
+// incident's timeline says so; the settled action no longer shows as interrupted.
+func TestSettleAnInterruptedActionRecordsItOnTheIncident(t *testing.T) {
+	ctx := context.Background()
+	w := newRemediationWorld(t, "L2")
+	r := w.approve(t, w.incident, planSteps[0])
+	if _, err := w.st.DB.Exec(`INSERT INTO actions (request_id, incident_id, class, target, payload, approved_by, status, started_at, finished_at)
+		VALUES (?, ?, 'pause_job', ?, '{"dag_id":"sync_metered_usage_to_stripe"}', 'ann', 'running', '2026-11-29T12:00:00Z', '2026-11-29T12:00:00Z')`, r.ID, w.incident, syncDAG); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := w.life.Interrupted(ctx); err != nil || len(list) != 1 {
+		t.Fatalf("interrupted: %+v %v", list, err)
+	}
+	a, err := w.life.Settle(ctx, 1, remediation.StatusFailed, "ann", "no pause in Airflow's audit log")
+	if err != nil || a.Status != remediation.StatusFailed {
+		t.Fatalf("%+v %v", a, err)
+	}
+	inc, _ := w.incs.Get(ctx, w.incident)
+	if last := inc.Events[len(inc.Events)-1]; last.Kind != "action" || last.Actor != "ann" || !strings.Contains(last.Detail, "settled as failed: no pause in Airflow's audit log") {
+		t.Fatalf("timeline: %+v", last)
+	}
+	if list, _ := w.life.Interrupted(ctx); len(list) != 0 {
+		t.Fatalf("still interrupted: %+v", list)
+	}
+}
