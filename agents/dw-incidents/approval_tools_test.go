@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
@@ -143,5 +146,39 @@ func TestRequestApprovalRefusesDomainsBelowL2(t *testing.T) {
 				t.Fatalf("%d requests stored", n)
 			}
 		})
+	}
+}
+
+// A request refused after others were created comes back with those it created and what failed,
+// not as an error that hides requests already waiting for their approvers.
+func TestRequestApprovalReturnsTheRequestsItCreatedBeforeAFailure(t *testing.T) {
+	env := routingWorld(t, "L1")
+	tool := requestApproval(env)
+	res, err := tool.Handler(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{"proposals": []any{
+		map[string]any{"class": "pause_job", "target": "job:airflow/sync_metered_usage_to_stripe", "title": "Pause the sync", "payload": map[string]any{"dag_id": "sync_metered_usage_to_stripe"}},
+		map[string]any{"class": "pause_job", "target": "job:airflow/sandbox_x", "title": "Pause sandbox", "payload": map[string]any{"dag_id": "sandbox_x"}},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !mcpkit.IsPartial(res) {
+		t.Fatalf("isError=%v partial=%v", res.IsError, mcpkit.IsPartial(res))
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var out approvalsResult
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Requests) != 1 || out.Requests[0].Target != "job:airflow/sync_metered_usage_to_stripe" {
+		t.Fatalf("%s %v", raw, err)
+	}
+	var text string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if !strings.Contains(text, "proposals[1]") || !strings.Contains(text, "domain sandbox") || !strings.Contains(out.Next, "Only the first 1 requests") {
+		t.Fatalf("text %q next %q", text, out.Next)
+	}
+	if n := requestCount(t, env); n != 1 {
+		t.Fatalf("%d requests stored", n)
 	}
 }
