@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/registry"
@@ -41,75 +41,27 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 			"Each request binds to the exact payload's SHA-256 and expires then escalates; nothing is ever granted automatically. "+
 			"Approvers decide outside MCP with `dw-incidents approvals approve`; poll get_approval_status.",
 		func(ctx context.Context, p requestApprovalParams) (approvalsResult, error) {
-			if p.PlanID != 0 {
-				if len(p.Proposals) > 0 {
-					return approvalsResult{}, errors.New("give proposals or plan_id, not both")
-				}
-				var err error
-				if p, err = fromPlan(ctx, env, p); err != nil {
-					return approvalsResult{}, err
-				}
-			}
-			if len(p.Proposals) == 0 {
-				return approvalsResult{}, errors.New("proposals: give at least one proposal, or plan_id from propose_remediation")
-			}
-			if p.PlanID == 0 {
-				// Raw proposals get propose_remediation's checks (a stored plan already had them): the
-				// target decides who approves, so it must be the asset the payload changes.
-				var err error
-				if p.Proposals, err = validateRaw(ctx, env, p.Proposals); err != nil {
-					return approvalsResult{}, err
-				}
-			}
-			svc, err := approvalService(ctx, env)
+			svc, err := lifecycleService(ctx, env)
 			if err != nil {
 				return approvalsResult{}, err
 			}
-			var out approvalsResult
-			for i, pr := range p.Proposals {
-				r, err := svc.Request(ctx, approvals.Proposal{IncidentID: p.IncidentID, Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload},
-					env.Agent, p.Owners)
-				if err != nil {
-					err = fmt.Errorf("proposals[%d]: %w", i, err)
-					if len(out.Requests) == 0 {
-						return approvalsResult{}, err
-					}
-					// The requests before it exist and wait for their approvers: say so, with them.
-					out.Stop, _ = svc.Stop(ctx)
-					out.Next = fmt.Sprintf("Only the first %d requests were created; fix proposals[%d] and route it and the ones after it again.", len(out.Requests), i)
-					return out, mcpkit.Partial(err)
+			in := lifecycle.RouteInput{IncidentID: p.IncidentID, PlanID: p.PlanID, Owners: p.Owners}
+			for _, pr := range p.Proposals {
+				in.Proposals = append(in.Proposals, approvals.Proposal{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload})
+			}
+			routed, err := svc.Route(ctx, in)
+			out := approvalsResult{Requests: routed.Requests, Stop: routed.Stop,
+				Next: "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."}
+			if err != nil {
+				if len(routed.Requests) == 0 {
+					return approvalsResult{}, err
 				}
-				out.Requests = append(out.Requests, r)
+				// The requests before it exist and wait for their approvers: say so, with them.
+				out.Next = fmt.Sprintf("Only the first %d requests were created; fix the one that failed and route it and the ones after it again.", len(routed.Requests))
+				return out, mcpkit.Partial(err)
 			}
-			if out.Stop, err = svc.Stop(ctx); err != nil {
-				return approvalsResult{}, err
-			}
-			out.Next = "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."
 			return out, nil
 		})
-}
-
-// validateRaw checks caller-written proposals with plans.ValidateProposals, the validator
-// propose_remediation runs on client proposals, and returns them with their payloads as they
-// would run (the approval binds to that payload's hash).
-func validateRaw(ctx context.Context, env *mcpkit.Env, in []proposalParam) ([]proposalParam, error) {
-	st, err := env.Store.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	client := make([]plans.ClientProposal, len(in))
-	for i, pr := range in {
-		client[i] = plans.ClientProposal{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload}
-	}
-	checked, err := plans.ValidateProposals(ctx, planSources(env, st), client)
-	if err != nil {
-		return nil, fmt.Errorf("%w; nothing was requested", err)
-	}
-	out := make([]proposalParam, len(checked))
-	for i, pr := range checked {
-		out[i] = proposalParam{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload}
-	}
-	return out, nil
 }
 
 // planSources is what plans reads to check proposals: the store, the context graph, the config,
@@ -130,47 +82,6 @@ func planSources(env *mcpkit.Env, st *store.Store) plans.Sources {
 		}
 	}
 	return src
-}
-
-// fromPlan turns a stored plan into the proposals to route: every proposal in order, the plan's
-// incident, and the owners of the assets the plan touches copied.
-func fromPlan(ctx context.Context, env *mcpkit.Env, p requestApprovalParams) (requestApprovalParams, error) {
-	st, err := env.Store.Get(ctx)
-	if err != nil {
-		return p, err
-	}
-	plan, err := plans.Get(ctx, st, p.PlanID)
-	if errors.Is(err, plans.ErrNoPlan) {
-		return p, fmt.Errorf("no remediation plan #%d: run propose_remediation first", p.PlanID)
-	}
-	if err != nil {
-		return p, err
-	}
-	if p.IncidentID != 0 && p.IncidentID != plan.IncidentID {
-		return p, fmt.Errorf("plan #%d belongs to incident #%d, not #%d", plan.ID, plan.IncidentID, p.IncidentID)
-	}
-	p.IncidentID = plan.IncidentID
-	g := graph.New(st, env.Now)
-	seen := map[string]bool{}
-	for _, o := range p.Owners {
-		seen[o] = true
-	}
-	for _, pr := range plan.Proposals {
-		p.Proposals = append(p.Proposals, proposalParam{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload})
-		for _, u := range append([]string{pr.Target}, pr.BlastRadius...) {
-			a, err := g.Get(ctx, graph.URN(u))
-			if err != nil {
-				continue // an asset the plan creates (a -v2 table) is not in the graph yet
-			}
-			for _, o := range a.Owners {
-				if !seen[o] {
-					seen[o] = true
-					p.Owners = append(p.Owners, o)
-				}
-			}
-		}
-	}
-	return p, nil
 }
 
 type approvalStatusParams struct {

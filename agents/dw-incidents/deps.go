@@ -9,6 +9,7 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
@@ -68,7 +69,11 @@ func lifecycleService(ctx context.Context, env *mcpkit.Env) (*lifecycle.Service,
 	if err != nil {
 		return nil, err
 	}
-	return lifecycle.New(lifecycle.Deps{Store: st, Config: env.Config, Approvals: svc, Executor: executor(st, env, svc),
+	src := planSources(env, st)
+	if k := env.Config.Kafka; k != nil && len(k.BootstrapServers) > 0 {
+		src.Offsets = plans.KafkaOffsets(k)
+	}
+	return lifecycle.New(lifecycle.Deps{Store: st, Config: env.Config, Approvals: svc, Executor: executor(st, env, svc), Plans: &src,
 		Receipts: func(ctx context.Context) (*receipts.Chain, error) { return receiptChain(ctx, env) },
 		Notifier: func() (notify.Notifier, error) { return notifier(env) }, Now: env.Now, Actor: env.Agent})
 }

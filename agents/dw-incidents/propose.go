@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
 )
@@ -40,51 +39,23 @@ func proposeRemediation(env *mcpkit.Env) mcpkit.Tool {
 			"a corrected Flink statement into a -v2 sink from given offsets, and a dbt diff reading the new table; each says who executes it, undo and blast radius, "+
 			"plus the checks verify_incident re-runs. Client SQL, diffs and schemas are validated the same way. Nothing runs: route it with request_approval plan_id.",
 		func(ctx context.Context, p proposeParams) (proposeResult, error) {
-			var from time.Time
+			in := lifecycle.ProposeInput{IncidentID: p.IncidentID, ReplaceGenerated: p.ReplaceGenerated}
 			if p.From != "" {
 				t, err := time.Parse(time.RFC3339, p.From)
 				if err != nil {
 					return proposeResult{}, fmt.Errorf("from %q: give an RFC 3339 time such as 2026-08-14T00:00:00Z", p.From)
 				}
-				from = t.UTC()
+				in.From = t.UTC()
 			}
-			st, err := env.Store.Get(ctx)
+			for _, c := range p.Proposals {
+				in.Client = append(in.Client, plans.ClientProposal(c))
+			}
+			svc, err := lifecycleService(ctx, env)
 			if err != nil {
 				return proposeResult{}, err
 			}
-			is := incidents.New(st, env.Now)
-			inc, err := is.Get(ctx, p.IncidentID)
+			plan, err := svc.Propose(ctx, in)
 			if err != nil {
-				return proposeResult{}, err
-			}
-			diag, err := is.Diagnosis(ctx, inc.ID)
-			if err != nil {
-				return proposeResult{}, err
-			}
-			src := planSources(env, st)
-			if k := env.Config.Kafka; k != nil && len(k.BootstrapServers) > 0 {
-				src.Offsets = plans.KafkaOffsets(k)
-			}
-			client := make([]plans.ClientProposal, len(p.Proposals))
-			for i, c := range p.Proposals {
-				client[i] = plans.ClientProposal(c)
-			}
-			plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: from, Actor: env.Agent}, client, p.ReplaceGenerated)
-			if err != nil {
-				return proposeResult{}, err
-			}
-			if len(plan.Proposals) == 0 {
-				return proposeResult{}, fmt.Errorf("nothing to propose for incident #%d: %s; give client-authored proposals", inc.ID, strings.Join(plan.Notes, "; "))
-			}
-			plan, err = plans.Save(ctx, st, plan, env.Now())
-			if err != nil {
-				return proposeResult{}, err
-			}
-			var classes []string
-			for _, pr := range plan.Proposals {
-				classes = append(classes, pr.Class)
-			}
-			if err := is.AddEvent(ctx, inc.ID, "proposed", env.Agent, fmt.Sprintf("plan #%d: %s", plan.ID, strings.Join(classes, ", "))); err != nil {
 				return proposeResult{}, err
 			}
 			return proposeResult{Plan: plan, Next: fmt.Sprintf("Route it to the named approvers: request_approval with plan_id %d. After the fix, verify_incident re-runs the plan's checks.", plan.ID)}, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/notify"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
@@ -30,7 +31,9 @@ type Deps struct {
 	Receipts func(context.Context) (*receipts.Chain, error)
 	// Notifier tells a person (Slack); it returns nil, nil when none is configured. Nil means none.
 	Notifier func() (notify.Notifier, error)
-	Now      func() time.Time
+	// Plans is what plans are generated from and proposals checked against; Propose and Route need it.
+	Plans *plans.Sources
+	Now   func() time.Time
 	// Actor is who the timeline names for what the service does (the agent's name).
 	Actor string
 }
@@ -41,7 +44,7 @@ type Service struct {
 	incidents *incidents.Store
 }
 
-// New returns the service; every field of Deps but Notifier is required.
+// New returns the service; every field of Deps but Notifier and Plans is required.
 func New(d Deps) (*Service, error) {
 	if d.Store == nil || d.Config == nil || d.Approvals == nil || d.Executor == nil || d.Receipts == nil || d.Now == nil {
 		return nil, errors.New("lifecycle: store, config, approvals, executor, receipts and clock are all required")

@@ -19,9 +19,11 @@ import (
 	"github.com/dataworkers/dw/configs"
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
+	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
@@ -88,7 +90,8 @@ func (e *estate) chain(ctx context.Context) (*receipts.Chain, error) {
 func (e *estate) service(t *testing.T, n notify.Notifier) *Service {
 	t.Helper()
 	svc := e.approvals(n)
-	s, err := New(Deps{Store: e.st, Config: e.cfg, Approvals: svc, Executor: e.executor(svc), Receipts: e.chain,
+	src := plans.Sources{Store: e.st, Graph: graph.New(e.st, e.now), Config: e.cfg, Now: e.now}
+	s, err := New(Deps{Store: e.st, Config: e.cfg, Approvals: svc, Executor: e.executor(svc), Receipts: e.chain, Plans: &src,
 		Notifier: func() (notify.Notifier, error) { return n, nil }, Now: e.now, Actor: "dw-incidents"})
 	if err != nil {
 		t.Fatal(err)
