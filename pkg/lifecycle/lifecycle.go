@@ -1,7 +1,8 @@
-// Package lifecycle decides what happens to an incident after it is diagnosed and its fixes are
-// approved: carrying out the approved proposals (and, at L3, the plan steps a clean record allows),
-// re-running and judging the incident's checks, and resolving it with its receipt. The MCP tools, the
-// human CLI and the console call it; it knows nothing of MCP.
+// Package lifecycle decides what happens to an incident once it is diagnosed: storing its plan,
+// routing the plan's proposals to the named approvers, carrying out what was approved (and, at L3,
+// the plan steps a clean record allows), re-running and judging the incident's checks, settling
+// actions a stopped process left running, and resolving it with its receipt. The MCP tools and the
+// human CLI call it with typed inputs and get typed outcomes; it knows nothing of MCP.
 package lifecycle
 
 import (
