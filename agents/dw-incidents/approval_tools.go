@@ -5,13 +5,8 @@ import (
 	"fmt"
 
 	"github.com/dataworkers/dw/pkg/approvals"
-	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
-	"github.com/dataworkers/dw/pkg/plans"
-	"github.com/dataworkers/dw/pkg/registry"
-	"github.com/dataworkers/dw/pkg/schema/compat"
-	"github.com/dataworkers/dw/pkg/store"
 )
 
 type proposalParam struct {
@@ -62,26 +57,6 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 			}
 			return out, nil
 		})
-}
-
-// planSources is what plans reads to check proposals: the store, the context graph, the config,
-// and the registry's compatibility rule of a subject when schema_registry is configured.
-func planSources(env *mcpkit.Env, st *store.Store) plans.Sources {
-	src := plans.Sources{Store: st, Graph: graph.New(st, env.Now), Config: env.Config, Now: env.Now}
-	if sr := env.Config.SchemaRegistry; sr != nil && sr.URL != "" {
-		src.Level = func(ctx context.Context, subject string) (compat.Level, error) {
-			rc, err := registry.New(sr)
-			if err != nil {
-				return "", err
-			}
-			c, err := rc.SubjectConfig(ctx, subject)
-			if err != nil {
-				return "", fmt.Errorf("read the compatibility rule of %s: %w", subject, err)
-			}
-			return c.Level, nil
-		}
-	}
-	return src
 }
 
 type approvalStatusParams struct {

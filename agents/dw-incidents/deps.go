@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/lifecycle"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/registry"
 	"github.com/dataworkers/dw/pkg/remediation"
+	"github.com/dataworkers/dw/pkg/schema/compat"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -76,4 +80,24 @@ func lifecycleService(ctx context.Context, env *mcpkit.Env) (*lifecycle.Service,
 	return lifecycle.New(lifecycle.Deps{Store: st, Config: env.Config, Approvals: svc, Executor: executor(st, env, svc), Plans: &src,
 		Receipts: func(ctx context.Context) (*receipts.Chain, error) { return receiptChain(ctx, env) },
 		Notifier: func() (notify.Notifier, error) { return notifier(env) }, Now: env.Now, Actor: env.Agent})
+}
+
+// planSources is what plans reads to check proposals: the store, the context graph, the config,
+// and the registry's compatibility rule of a subject when schema_registry is configured.
+func planSources(env *mcpkit.Env, st *store.Store) plans.Sources {
+	src := plans.Sources{Store: st, Graph: graph.New(st, env.Now), Config: env.Config, Now: env.Now}
+	if sr := env.Config.SchemaRegistry; sr != nil && sr.URL != "" {
+		src.Level = func(ctx context.Context, subject string) (compat.Level, error) {
+			rc, err := registry.New(sr)
+			if err != nil {
+				return "", err
+			}
+			c, err := rc.SubjectConfig(ctx, subject)
+			if err != nil {
+				return "", fmt.Errorf("read the compatibility rule of %s: %w", subject, err)
+			}
+			return c.Level, nil
+		}
+	}
+	return src
 }
