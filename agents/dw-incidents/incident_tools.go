@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -100,26 +99,19 @@ func getIncidentHistory(env *mcpkit.Env) mcpkit.Tool {
 				}
 				return historyResult{Incidents: []incidents.Incident{inc}, Summary: fmt.Sprintf("incident #%d: %s, %s", inc.ID, inc.Status, inc.Summary)}, nil
 			}
-			assets := p.Assets
-			if p.LineageOf != "" {
-				path, err := lineagePath(ctx, env, graph.URN(p.LineageOf))
-				if err != nil {
-					return historyResult{}, err
-				}
-				assets = append(assets, path...)
-			}
-			q := incidents.Query{Assets: assets, Domain: p.Domain, FailureMode: p.FailureMode, Status: p.Status, Limit: p.Limit}
+			q := incidents.Query{Assets: p.Assets, Domain: p.Domain, FailureMode: p.FailureMode, Status: p.Status, Limit: p.Limit}
 			if p.Since != "" {
 				if q.Since, err = time.Parse(time.RFC3339, p.Since); err != nil {
 					return historyResult{}, fmt.Errorf("since %q is not an RFC 3339 time (e.g. 2026-11-01T00:00:00Z)", p.Since)
 				}
 			}
-			list, err := s.History(ctx, q)
+			life, err := lifecycleService(ctx, env)
 			if err != nil {
 				return historyResult{}, err
 			}
-			if list == nil {
-				list = []incidents.Incident{}
+			list, err := life.History(ctx, q, graph.URN(p.LineageOf))
+			if err != nil {
+				return historyResult{}, err
 			}
 			open, withCause := 0, 0
 			for _, i := range list {
@@ -133,38 +125,3 @@ func getIncidentHistory(env *mcpkit.Env) mcpkit.Tool {
 			return historyResult{Incidents: list, Summary: fmt.Sprintf("%d incidents (%d open); %d with a recorded cause", len(list), open, withCause)}, nil
 		})
 }
-
-// lineagePath is the asset and every asset upstream or downstream of it, at table level: an incident
-// anywhere on the path is part of the feed's history.
-func lineagePath(ctx context.Context, env *mcpkit.Env, asset graph.URN) ([]string, error) {
-	st, err := env.Store.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	g := graph.New(st, env.Now)
-	out := []string{string(asset)}
-	seen := map[graph.URN]bool{asset: true}
-	for _, dir := range []graph.Direction{graph.Upstream, graph.Downstream} {
-		lin, err := g.Traverse(ctx, []graph.FieldRef{{Asset: asset}}, graph.TraverseOptions{Direction: dir, SkipHops: true})
-		var nf *graph.NotFoundError
-		if errors.As(err, &nf) {
-			return nil, fmt.Errorf("lineage_of %s: not in the context graph (run sync_catalog or import_dbt_manifest, or pass assets)", asset)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("lineage of %s: %w", asset, err)
-		}
-		for _, n := range lin.Nodes {
-			if !seen[n.Node.Asset] {
-				seen[n.Node.Asset] = true
-				out = append(out, string(n.Node.Asset))
-			}
-		}
-	}
-	if len(out) > maxPathAssets {
-		return nil, fmt.Errorf("lineage_of %s reaches %d assets, more than %d: pass assets or a domain instead", asset, len(out), maxPathAssets)
-	}
-	return out, nil
-}
-
-// maxPathAssets bounds the assets one history query names (SQLite binds at most 32,766 values).
-const maxPathAssets = 20000
