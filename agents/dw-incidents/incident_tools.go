@@ -39,10 +39,8 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 			if p.Severity != "" && !incidents.ValidSeverity(p.Severity) {
 				return openIncidentResult{}, fmt.Errorf("severity %q: use sev1, sev2, sev3 or sev4", p.Severity)
 			}
-			switch p.FailureMode {
-			case "null_rate", "volume", "freshness", "uniqueness", "custom", "schema":
-			default:
-				return openIncidentResult{}, fmt.Errorf("failure_mode %q: use null_rate, volume, freshness, uniqueness, custom or schema", p.FailureMode)
+			if err := incidents.CheckFailureMode(p.FailureMode); err != nil {
+				return openIncidentResult{}, err
 			}
 			s, err := incidentStore(ctx, env)
 			if err != nil {

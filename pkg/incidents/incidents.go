@@ -30,6 +30,17 @@ const (
 var openStatuses = []string{StatusOpen, StatusAcknowledged, StatusInvestigating, StatusMitigated}
 var closedStatuses = []string{StatusResolved, StatusFalsePositive, StatusExpected}
 
+// FailureModes are what an incident can be about: a quality check's kind, or a schema change.
+var FailureModes = []string{"null_rate", "volume", "freshness", "uniqueness", "custom", "schema"}
+
+// CheckFailureMode says which modes exist when mode is not one of them.
+func CheckFailureMode(mode string) error {
+	if !slices.Contains(FailureModes, mode) {
+		return fmt.Errorf("failure_mode %q: use %s", mode, strings.Join(FailureModes, ", "))
+	}
+	return nil
+}
+
 // IsOpen reports whether status still collects new failures.
 func IsOpen(status string) bool { return slices.Contains(openStatuses, status) }
 
