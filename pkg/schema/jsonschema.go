@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -233,28 +234,61 @@ type jsonWalker struct {
 	seen   map[string]bool
 }
 
-// resolve follows a local $ref ("#/definitions/X", "#/$defs/X"); other refs stay opaque.
+// resolve follows a local $ref chain ("#/definitions/X", "#/$defs/X", refs to refs); other refs
+// stay opaque. It returns the last ref followed, which guards the walk against cycles.
 func (w *jsonWalker) resolve(v any) (any, string) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v, ""
+	return ResolveJSONRef(w.root, v)
+}
+
+// maxRefHops bounds a chain of $refs to $refs; a longer chain is treated as a cycle.
+const maxRefHops = 32
+
+// ResolveJSONRef follows local $refs from v within root until it reaches a schema that is not a
+// local reference: "#" is the root, "#/a/b" a JSON pointer (with ~0 and ~1 escapes), and a ref to a
+// ref is followed again. It returns the schema reached and the last ref followed ("" when v is not
+// a reference). A pointer that leads nowhere, or a chain longer than 32 hops (a cycle of refs),
+// yields nil. External refs ("other.json#/x") stay as they are: Parse has already inlined the
+// documents it was given. This is the one resolver both the field model and the compatibility
+// diff use, so they see the same schema behind every reference.
+func ResolveJSONRef(root, v any) (any, string) {
+	last := ""
+	for hop := 0; ; hop++ {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v, last
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok || !strings.HasPrefix(ref, "#") {
+			return v, last
+		}
+		if hop == maxRefHops {
+			return nil, ref
+		}
+		last = ref
+		if ref == "#" || ref == "#/" {
+			v = root
+			continue
+		}
+		v = jsonPointer(root, ref)
 	}
-	ref, ok := m["$ref"].(string)
-	if !ok || !strings.HasPrefix(ref, "#/") {
-		return v, ""
-	}
-	return jsonPointer(w.root, ref), ref
 }
 
 func jsonPointer(root any, ref string) any {
 	cur := root
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
 		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[part]
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
 			return nil
 		}
-		cur = m[part]
 	}
 	return cur
 }

@@ -31,6 +31,9 @@ var jsonCompatibleChanges = setOf(
 	"ITEM_ADDED_TO_CLOSED_CONTENT_MODEL", "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL", "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL",
 	"ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
 	"ENUM_ARRAY_EXTENDED", "COMBINED_TYPE_EXTENDED", "PRODUCT_TYPE_NARROWED", "SUM_TYPE_EXTENDED", "NOT_TYPE_NARROWED",
+	// Draft 2019-09 and 2020-12 keywords, by the same reading: what accepts more is compatible.
+	"UNEVALUATED_PROPERTIES_ADDED", "UNEVALUATED_PROPERTIES_EXTENDED", "UNEVALUATED_ITEMS_ADDED", "UNEVALUATED_ITEMS_EXTENDED",
+	"MAX_CONTAINS_INCREASED", "MAX_CONTAINS_REMOVED", "MIN_CONTAINS_DECREASED", "MIN_CONTAINS_REMOVED",
 )
 
 // jsonLenientChanges are what compatibilityPolicy LENIENT accepts on top (compatibility.md §4).
@@ -59,8 +62,9 @@ type JSONDifference struct {
 
 // JSONDiff lists SR's differences from original to update under policy.
 func JSONDiff(original, update *schema.Schema, policy Policy) []JSONDifference {
-	c := &jsonDiff{policy: policy, oroot: original.JSONRoot(), uroot: update.JSONRoot(), st: &jsonState{active: map[[2]string]bool{}}}
-	c.compare("#", original.JSONRoot(), update.JSONRoot())
+	c := &jsonDiff{policy: policy, oroot: original.JSONRoot(), uroot: update.JSONRoot(),
+		odraft: draftOf(original.JSONRoot()), udraft: draftOf(update.JSONRoot()), st: &jsonState{active: map[[2]string]bool{}}}
+	c.compare("", original.JSONRoot(), update.JSONRoot())
 	return c.out
 }
 
@@ -122,8 +126,10 @@ func jsonField(path string) string {
 type jsonDiff struct {
 	policy       Policy
 	oroot, uroot any
-	out          []JSONDifference
-	st           *jsonState
+	// odraft and udraft are each side's draft, which decides what items means.
+	odraft, udraft jsonDraft
+	out            []JSONDifference
+	st             *jsonState
 }
 
 // jsonState is shared by a diff and its sub-diffs: the pairs being compared (a cycle guard, as
@@ -137,13 +143,51 @@ type jsonState struct {
 
 const jsonStepBudget = 200000
 
+// jsonDraft is the JSON Schema draft a document declares in $schema. The registry loads a
+// document without $schema as draft-07.
+type jsonDraft int
+
+const (
+	draft4 jsonDraft = iota
+	draft6
+	draft7
+	draft2019
+	draft2020
+)
+
+func draftOf(root any) jsonDraft {
+	m, _ := root.(map[string]any)
+	s, _ := m["$schema"].(string)
+	switch {
+	case strings.Contains(s, "2020-12"):
+		return draft2020
+	case strings.Contains(s, "2019-09"):
+		return draft2019
+	case strings.Contains(s, "draft-04"):
+		return draft4
+	case strings.Contains(s, "draft-06"):
+		return draft6
+	}
+	return draft7
+}
+
+// at spells a diff path as the registry does: "#/" for the root, "#/properties/a" below it.
+func at(path string) string { return "#/" + path }
+
+func join(path, seg string) string {
+	if path == "" {
+		return seg
+	}
+	return path + "/" + seg
+}
+
 func (c *jsonDiff) add(path, typ string) {
 	ok := jsonCompatibleChanges[typ] || (c.policy == Lenient && jsonLenientChanges[typ])
-	c.out = append(c.out, JSONDifference{Type: typ, Path: path, Compatible: ok})
+	c.out = append(c.out, JSONDifference{Type: typ, Path: at(path), Compatible: ok})
 }
 
 func (c *jsonDiff) sub() *jsonDiff {
-	return &jsonDiff{policy: c.policy, oroot: c.oroot, uroot: c.uroot, st: c.st}
+	return &jsonDiff{policy: c.policy, oroot: c.oroot, uroot: c.uroot, odraft: c.odraft, udraft: c.udraft, st: c.st}
 }
 
 func (c *jsonDiff) compatible() bool {
@@ -156,38 +200,32 @@ func (c *jsonDiff) compatible() bool {
 }
 
 func deref(root, v any) any {
-	for i := 0; i < 32; i++ {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#") {
-			return v
-		}
-		if ref == "#" {
-			return root
-		}
-		v = lookupPointer(root, ref)
-	}
-	return v
+	out, _ := schema.ResolveJSONRef(root, v)
+	return out
 }
 
-func lookupPointer(root any, ref string) any {
-	cur := root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
+var (
+	objectKeywords = []string{"properties", "additionalProperties", "required", "patternProperties", "minProperties",
+		"maxProperties", "dependencies", "dependentRequired", "dependentSchemas", "propertyNames", "unevaluatedProperties"}
+	arrayKeywords = []string{"items", "additionalItems", "prefixItems", "minItems", "maxItems", "uniqueItems",
+		"contains", "minContains", "maxContains", "unevaluatedItems"}
+	stringKeywords = []string{"minLength", "maxLength", "pattern"}
+	numberKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+)
+
+func hasAny(m map[string]any, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
 		}
-		cur = m[part]
 	}
-	return cur
+	return false
 }
 
-// kind classifies a node the way the everit loader SR uses does: empty/true, false, combined
-// (oneOf/anyOf/allOf or a list of types), enum, not, object, array, string, number, boolean, null.
+// kind classifies a node the way the everit loader the registry uses does: empty/true, false,
+// combined (oneOf/anyOf/allOf or a list of types), enum, not, object, array, string, number,
+// boolean, null. Without "type" the kind is inferred from the keywords present (properties or
+// required make an object, items an array, minLength a string, minimum a number).
 func kind(v any) string {
 	switch t := v.(type) {
 	case bool:
@@ -196,14 +234,10 @@ func kind(v any) string {
 		}
 		return "false"
 	case map[string]any:
-		if _, ok := t["oneOf"]; ok {
-			return "combined"
-		}
-		if _, ok := t["anyOf"]; ok {
-			return "combined"
-		}
-		if _, ok := t["allOf"]; ok {
-			return "combined"
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			if _, ok := t[k]; ok {
+				return "combined"
+			}
 		}
 		if ty, ok := t["type"]; ok {
 			l, _ := schema.JSONTypeList(ty)
@@ -226,25 +260,15 @@ func kind(v any) string {
 		if _, ok := t["not"]; ok {
 			return "not"
 		}
-		for _, k := range []string{"properties", "additionalProperties", "required", "patternProperties", "minProperties", "maxProperties"} {
-			if _, ok := t[k]; ok {
-				return "object"
-			}
-		}
-		for _, k := range []string{"items", "minItems", "maxItems", "uniqueItems"} {
-			if _, ok := t[k]; ok {
-				return "array"
-			}
-		}
-		for _, k := range []string{"minLength", "maxLength", "pattern"} {
-			if _, ok := t[k]; ok {
-				return "string"
-			}
-		}
-		for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
-			if _, ok := t[k]; ok {
-				return "number"
-			}
+		switch {
+		case hasAny(t, objectKeywords):
+			return "object"
+		case hasAny(t, arrayKeywords):
+			return "array"
+		case hasAny(t, stringKeywords):
+			return "string"
+		case hasAny(t, numberKeywords):
+			return "number"
 		}
 		return "empty"
 	}
@@ -301,33 +325,42 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	c.st.active[key] = true
 	defer delete(c.st.active, key)
 	ok, uk := kind(o), kind(u)
-	if ok != "combined" && uk == "combined" {
+	switch {
+	case ok != "combined" && uk == "combined":
+		// A plain schema that became a combined one: a single subschema is no change at all; a
+		// sum type (anyOf/oneOf) with one compatible branch is an extension. Their differences
+		// stay at this path, as the registry reports them.
 		crit, subs := combined(u)
 		if len(subs) == 1 {
-			s := c.sub()
-			s.compare(path, o, subs[0])
-			if s.compatible() {
+			if s := c.try(path, o, subs[0]); s != nil {
 				c.out = append(c.out, s.out...)
 				return
 			}
 		} else if crit == "anyOf" || crit == "oneOf" {
 			for _, x := range subs {
-				s := c.sub()
-				s.compare(path, o, x)
-				if s.compatible() {
+				if s := c.try(path, o, x); s != nil {
 					c.out = append(c.out, s.out...)
 					c.add(path, "SUM_TYPE_EXTENDED")
 					return
 				}
 			}
 		}
-	} else if ok == "combined" && uk != "combined" {
-		if _, subs := combined(o); len(subs) == 1 {
-			s := c.sub()
-			s.compare(path, subs[0], u)
-			if s.compatible() {
+	case ok == "combined" && uk != "combined":
+		// A combined schema that became a plain one: a single subschema is no change; an allOf
+		// that kept one of its parts is a narrowed product.
+		crit, subs := combined(o)
+		if len(subs) == 1 {
+			if s := c.try(path, subs[0], u); s != nil {
 				c.out = append(c.out, s.out...)
 				return
+			}
+		} else if crit == "allOf" {
+			for _, x := range subs {
+				if s := c.try(path, x, u); s != nil {
+					c.out = append(c.out, s.out...)
+					c.add(path, "PRODUCT_TYPE_NARROWED")
+					return
+				}
 			}
 		}
 	}
@@ -343,7 +376,7 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	if om == nil || um == nil {
 		return
 	}
-	if !jsonEqual(om["$id"], um["$id"]) {
+	if !jsonEqual(idOf(om, c.odraft), idOf(um, c.udraft)) {
 		c.add(path, "ID_CHANGED")
 	}
 	if !jsonEqual(om["title"], um["title"]) {
@@ -359,13 +392,14 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	case "string":
 		c.limit(path, "maxLength", om, um, "MAX_LENGTH")
 		c.limit(path, "minLength", om, um, "MIN_LENGTH")
+		p := join(path, "pattern")
 		switch op, up := om["pattern"], um["pattern"]; {
 		case op == nil && up != nil:
-			c.add(path+"/pattern", "PATTERN_ADDED")
+			c.add(p, "PATTERN_ADDED")
 		case op != nil && up == nil:
-			c.add(path+"/pattern", "PATTERN_REMOVED")
+			c.add(p, "PATTERN_REMOVED")
 		case !jsonEqual(op, up):
-			c.add(path+"/pattern", "PATTERN_CHANGED")
+			c.add(p, "PATTERN_CHANGED")
 		}
 		c.enum(path, om, um)
 	case "number":
@@ -386,20 +420,43 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	case "combined":
 		c.combined(path, o, u)
 	case "not":
+		// not inverts: the new "not" must be readable by the old one.
 		s := c.sub()
-		s.compare(path+"/not", um["not"], om["not"])
+		s.compare(join(path, "not"), um["not"], om["not"])
 		if s.compatible() {
 			if !jsonEqual(om["not"], um["not"]) {
-				c.add(path, "NOT_TYPE_NARROWED")
+				c.add(join(path, "not"), "NOT_TYPE_NARROWED")
 			}
 		} else {
-			c.add(path, "NOT_TYPE_EXTENDED")
+			c.add(join(path, "not"), "NOT_TYPE_EXTENDED")
 		}
 	case "object":
 		c.object(path, om, um)
 	case "array":
 		c.array(path, om, um)
 	}
+}
+
+// try compares o with u in a sub-diff and returns it when the pair is compatible, nil otherwise.
+func (c *jsonDiff) try(path string, o, u any) *jsonDiff {
+	s := c.sub()
+	s.compare(path, o, u)
+	if s.compatible() {
+		return s
+	}
+	return nil
+}
+
+// idOf is the schema's identifier as the draft's loader exposes it: "id" in draft-04, "$id" in
+// drafts 6 and 7; the 2019-09 and 2020-12 loaders do not report it.
+func idOf(m map[string]any, d jsonDraft) any {
+	switch d {
+	case draft4:
+		return m["id"]
+	case draft6, draft7:
+		return m["$id"]
+	}
+	return nil
 }
 
 // identity names a schema node: the map itself (the same $ref target is the same map), or the
@@ -438,7 +495,7 @@ func num(v any) (*big.Float, bool) {
 func (c *jsonDiff) limit(path, key string, om, um map[string]any, name string) {
 	ov, oOK := num(om[key])
 	uv, uOK := num(um[key])
-	p := path + "/" + key
+	p := join(path, key)
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
@@ -458,13 +515,17 @@ func (c *jsonDiff) limit(path, key string, om, um map[string]any, name string) {
 func (c *jsonDiff) multipleOf(path string, om, um map[string]any) {
 	ov, oOK := num(om["multipleOf"])
 	uv, uOK := num(um["multipleOf"])
-	p := path + "/multipleOf"
+	p := join(path, "multipleOf")
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
 		c.add(p, "MULTIPLE_OF_ADDED")
 	case !uOK:
 		c.add(p, "MULTIPLE_OF_REMOVED")
+	case ov.Sign() == 0 || uv.Sign() == 0:
+		if ov.Cmp(uv) != 0 {
+			c.add(p, "MULTIPLE_OF_CHANGED")
+		}
 	case ov.Cmp(uv) != 0:
 		// Reduced when the old factor is a multiple of the new one.
 		q := new(big.Float).Quo(ov, uv)
@@ -498,22 +559,23 @@ func enumValues(m map[string]any) ([]string, bool) {
 func (c *jsonDiff) enum(path string, om, um map[string]any) {
 	ov, oOK := enumValues(om)
 	uv, uOK := enumValues(um)
+	p := join(path, "enum")
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
-		c.add(path+"/enum", "ENUM_ARRAY_NARROWED")
+		c.add(p, "ENUM_ARRAY_NARROWED")
 	case !uOK:
-		c.add(path+"/enum", "ENUM_ARRAY_EXTENDED")
+		c.add(p, "ENUM_ARRAY_EXTENDED")
 	default:
 		sup, sub := containsAll(uv, ov), containsAll(ov, uv)
 		switch {
 		case sup && sub:
 		case sup:
-			c.add(path+"/enum", "ENUM_ARRAY_EXTENDED")
+			c.add(p, "ENUM_ARRAY_EXTENDED")
 		case sub:
-			c.add(path+"/enum", "ENUM_ARRAY_NARROWED")
+			c.add(p, "ENUM_ARRAY_NARROWED")
 		default:
-			c.add(path+"/enum", "ENUM_ARRAY_CHANGED")
+			c.add(p, "ENUM_ARRAY_CHANGED")
 		}
 	}
 }
@@ -527,77 +589,144 @@ func containsAll(a, b []string) bool {
 	return true
 }
 
-// combined mirrors CombinedSchemaDiff: the criterion, the number of subschemas, and that every
-// subschema of the smaller side still has a compatible partner.
+// criteria is the registry's compareCriteria: the same criterion is no change; anything may become
+// anyOf; a single subschema may become oneOf; a single subschema may become a single allOf.
+// Everything else changes the combined type.
+func criteria(oc, uc string, osize, usize int) string {
+	switch {
+	case oc == uc:
+		return ""
+	case uc == "anyOf":
+		return "COMBINED_TYPE_EXTENDED"
+	case uc == "oneOf" && osize == 1:
+		return "COMBINED_TYPE_EXTENDED"
+	case uc == "allOf" && osize == 1 && usize == 1:
+		return "COMBINED_TYPE_EXTENDED"
+	}
+	return "COMBINED_TYPE_CHANGED"
+}
+
+// distinct collapses duplicate subschemas (the registry compares them as a set), keeping the
+// first occurrence's position.
+func distinct(root any, subs []any) []any {
+	seen := map[string]bool{}
+	var out []any
+	for _, s := range subs {
+		b, _ := json.Marshal(deref(root, s))
+		if seen[string(b)] {
+			continue
+		}
+		seen[string(b)] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// combined mirrors CombinedSchemaDiff: the criterion, the number of distinct subschemas, and a
+// best pairing of old to new subschemas — a maximum matching over every compatible pair, not the
+// first fit — that must cover the smaller side. A subschema's differences are reported under the
+// old keyword and the old subschema's position ("#/allOf/1/enum").
 func (c *jsonDiff) combined(path string, o, u any) {
-	oc, os := combined(o)
-	uc, us := combined(u)
-	if oc != uc {
-		if uc == "anyOf" || (oc == "allOf" && uc == "oneOf") {
-			c.add(path, "COMBINED_TYPE_EXTENDED")
-		} else {
-			c.add(path, "COMBINED_TYPE_CHANGED")
+	oc, osubs := combined(o)
+	uc, usubs := combined(u)
+	if t := criteria(oc, uc, len(osubs), len(usubs)); t != "" {
+		c.add(path, t)
+		if t == "COMBINED_TYPE_CHANGED" {
 			return
 		}
 	}
+	os, us := distinct(c.oroot, osubs), distinct(c.uroot, usubs)
 	product := uc == "allOf"
 	switch {
+	case len(us) > len(os) && product:
+		c.add(path, "PRODUCT_TYPE_EXTENDED")
 	case len(us) > len(os):
-		if product {
-			c.add(path, "PRODUCT_TYPE_EXTENDED")
-		} else {
-			c.add(path, "SUM_TYPE_EXTENDED")
-		}
+		c.add(path, "SUM_TYPE_EXTENDED")
+	case len(us) < len(os) && product:
+		c.add(path, "PRODUCT_TYPE_NARROWED")
 	case len(us) < len(os):
-		if product {
-			c.add(path, "PRODUCT_TYPE_NARROWED")
-		} else {
-			c.add(path, "SUM_TYPE_NARROWED")
+		c.add(path, "SUM_TYPE_NARROWED")
+	}
+	edges := make([][]*jsonDiff, len(os))
+	for i, x := range os {
+		edges[i] = make([]*jsonDiff, len(us))
+		for j, y := range us {
+			edges[i][j] = c.try(join(path, fmt.Sprintf("%s/%d", oc, i)), x, y)
 		}
 	}
-	// Match each subschema of the smaller side to a compatible one of the larger side.
-	small, large, smallIsOrig := os, us, true
-	if len(us) < len(os) {
-		small, large, smallIsOrig = us, os, false
+	match := maxMatching(len(os), len(us), func(i, j int) bool { return edges[i][j] != nil })
+	matched := 0
+	for i, j := range match {
+		if j >= 0 {
+			matched++
+			c.out = append(c.out, edges[i][j].out...)
+		}
 	}
-	used := make([]bool, len(large))
-	for i, s := range small {
-		matched := false
-		for j, l := range large {
-			if used[j] {
-				continue
-			}
-			sc := c.sub()
-			if smallIsOrig {
-				sc.compare(fmt.Sprintf("%s/%s/%d", path, uc, j), s, l)
-			} else {
-				sc.compare(fmt.Sprintf("%s/%s/%d", path, uc, i), l, s)
-			}
-			if sc.compatible() {
-				c.out = append(c.out, sc.out...)
-				used[j] = true
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			c.add(fmt.Sprintf("%s/%s/%d", path, oc, i), "COMBINED_TYPE_SUBSCHEMAS_CHANGED")
-			return
-		}
+	if matched < min(len(os), len(us)) {
+		c.add(path, "COMBINED_TYPE_SUBSCHEMAS_CHANGED")
 	}
 }
 
-// openContent: additionalProperties absent or true and no patternProperties.
+// maxMatching is a maximum bipartite matching of n left to m right nodes over the pairs ok
+// accepts (augmenting paths; subschema lists are short). It returns each left node's partner, or
+// -1.
+func maxMatching(n, m int, ok func(i, j int) bool) []int {
+	left, right := make([]int, n), make([]int, m)
+	for i := range left {
+		left[i] = -1
+	}
+	for j := range right {
+		right[j] = -1
+	}
+	var augment func(i int, seen []bool) bool
+	augment = func(i int, seen []bool) bool {
+		for j := 0; j < m; j++ {
+			if seen[j] || !ok(i, j) {
+				continue
+			}
+			seen[j] = true
+			if right[j] < 0 || augment(right[j], seen) {
+				left[i], right[j] = j, i
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < n; i++ {
+		augment(i, make([]bool, m))
+	}
+	return left
+}
+
+// unevaluated returns the node's unevaluatedProperties or unevaluatedItems keyword, or nil.
+func unevaluated(m map[string]any, key string) any {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	return nil
+}
+
+func isTrueOrEmpty(v any) bool {
+	if b, ok := v.(bool); ok {
+		return b
+	}
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+// openContent: no patternProperties, additionalProperties absent or true, and unevaluatedProperties
+// absent or true. unevaluatedProperties false closes the model as additionalProperties false does.
 func openContent(m map[string]any) bool {
 	if pp, ok := m["patternProperties"].(map[string]any); ok && len(pp) > 0 {
 		return false
 	}
-	ap, ok := m["additionalProperties"]
-	if !ok {
-		return true
+	if ap, ok := m["additionalProperties"]; ok {
+		if b, isBool := ap.(bool); !isBool || !b {
+			return false
+		}
 	}
-	b, isBool := ap.(bool)
-	return isBool && b
+	u := unevaluated(m, "unevaluatedProperties")
+	return u == nil || isTrueOrEmpty(u)
 }
 
 func permitsAdditional(m map[string]any) bool {
@@ -622,7 +751,9 @@ func additionalSchema(m map[string]any) any {
 	return ap
 }
 
-// partialSchema is the schema a partially open model gives an undeclared property.
+// partialSchema is the schema a partially open model gives an undeclared property: the first
+// matching patternProperties entry, else a schema additionalProperties, else (additionalProperties
+// absent) a schema unevaluatedProperties.
 func partialSchema(m map[string]any, prop string) any {
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
 		for _, pat := range sortedKeys(pp) {
@@ -631,7 +762,17 @@ func partialSchema(m map[string]any, prop string) any {
 			}
 		}
 	}
-	return additionalSchema(m)
+	if s := additionalSchema(m); s != nil {
+		return s
+	}
+	if _, ok := m["additionalProperties"]; !ok {
+		if u := unevaluated(m, "unevaluatedProperties"); u != nil {
+			if _, isBool := u.(bool); !isBool && !isTrueOrEmpty(u) {
+				return u
+			}
+		}
+	}
+	return nil
 }
 
 func requiredSet(m map[string]any) map[string]bool {
@@ -668,8 +809,8 @@ func isFalseSchema(v any) bool {
 	return ok && !b
 }
 
-// object mirrors ObjectSchemaDiff: required, properties under the content model, additional
-// properties and the property-count bounds.
+// object mirrors ObjectSchemaDiff: required, properties under the content model, dependencies,
+// additional and unevaluated properties, and the property-count bounds.
 func (c *jsonDiff) object(path string, om, um map[string]any) {
 	op, _ := om["properties"].(map[string]any)
 	up, _ := um["properties"].(map[string]any)
@@ -678,7 +819,7 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 		if _, ok := up[k]; !ok {
 			continue
 		}
-		p := path + "/required/" + k
+		p := join(path, "required/"+k)
 		switch {
 		case oreq[k] && !ureq[k]:
 			c.add(p, "REQUIRED_ATTRIBUTE_REMOVED")
@@ -691,7 +832,7 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 		}
 	}
 	for _, k := range unionKeys(op, up) {
-		p := path + "/properties/" + k
+		p := join(path, "properties/"+k)
 		ov, inO := op[k]
 		uv, inU := up[k]
 		switch {
@@ -708,7 +849,7 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 				} else {
 					c.add(p, "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
 				}
-			} else if isFalseSchema(ov) {
+			} else if isFalseSchema(deref(c.oroot, ov)) {
 				c.add(p, "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
 			} else {
 				c.add(p, "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL")
@@ -717,7 +858,7 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 			// Addition looks at the old model: an open original let writers put anything here.
 			if openContent(om) {
 				switch {
-				case isEmptySchema(uv):
+				case isEmptySchema(deref(c.uroot, uv)):
 					c.add(p, "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL")
 				case ureq[k] && hasDefault(deref(c.uroot, uv)):
 					c.add(p, "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL")
@@ -750,7 +891,8 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 			c.compare(p, ov, uv)
 		}
 	}
-	ap := path + "/additionalProperties"
+	c.dependencies(path, om, um)
+	ap := join(path, "additionalProperties")
 	switch oa, ua := permitsAdditional(om), permitsAdditional(um); {
 	case oa != ua && ua:
 		c.add(ap, "ADDITIONAL_PROPERTIES_ADDED")
@@ -763,9 +905,38 @@ func (c *jsonDiff) object(path string, om, um map[string]any) {
 	case additionalSchema(om) != nil:
 		c.compare(ap, additionalSchema(om), additionalSchema(um))
 	}
+	c.unevaluated(join(path, "unevaluatedProperties"), "UNEVALUATED_PROPERTIES",
+		deref(c.oroot, unevaluated(om, "unevaluatedProperties")), deref(c.uroot, unevaluated(um, "unevaluatedProperties")))
 	c.limit(path, "maxProperties", om, um, "MAX_PROPERTIES")
 	c.limit(path, "minProperties", om, um, "MIN_PROPERTIES")
-	c.dependencies(path, om, um)
+}
+
+// unevaluated compares unevaluatedProperties or unevaluatedItems as the registry does: absent or
+// true accepts anything, false nothing, a schema what it describes. Going from false to anything
+// else is ADDED (compatible), to false REMOVED; from true/absent to a schema NARROWED, the reverse
+// EXTENDED; two schemas are compared.
+func (c *jsonDiff) unevaluated(path, name string, o, u any) {
+	switch {
+	case o == nil && u == nil:
+	case o == nil && isFalseSchema(u):
+		c.add(path, name+"_REMOVED")
+	case o == nil:
+		c.add(path, name+"_NARROWED")
+	case u == nil && isFalseSchema(o):
+		c.add(path, name+"_ADDED")
+	case u == nil:
+		c.add(path, name+"_EXTENDED")
+	case isFalseSchema(o) && !isFalseSchema(u):
+		c.add(path, name+"_ADDED")
+	case !isFalseSchema(o) && isFalseSchema(u):
+		c.add(path, name+"_REMOVED")
+	case isTrueOrEmpty(o) && !isTrueOrEmpty(u):
+		c.add(path, name+"_NARROWED")
+	case !isTrueOrEmpty(o) && isTrueOrEmpty(u):
+		c.add(path, name+"_EXTENDED")
+	default:
+		c.compare(path, o, u)
+	}
 }
 
 // dependencies is SR's ObjectSchemaDiff.compareDependencies: property dependencies (a list of
@@ -776,7 +947,7 @@ func (c *jsonDiff) dependencies(path string, om, um map[string]any) {
 	oprops, oschemas := dependencyMaps(om)
 	uprops, uschemas := dependencyMaps(um)
 	for _, k := range unionKeys(oprops, uprops) {
-		p := path + "/dependencies/" + k
+		p := join(path, "dependencies/"+k)
 		o, inO := oprops[k]
 		u, inU := uprops[k]
 		switch {
@@ -794,7 +965,7 @@ func (c *jsonDiff) dependencies(path string, om, um map[string]any) {
 		}
 	}
 	for _, k := range unionKeys(oschemas, uschemas) {
-		p := path + "/dependencies/" + k
+		p := join(path, "dependencies/"+k)
 		o, inO := oschemas[k]
 		u, inU := uschemas[k]
 		switch {
@@ -847,63 +1018,152 @@ func dependencyMaps(m map[string]any) (map[string][]string, map[string]any) {
 	return props, schemas
 }
 
-// array compares item schemas and bounds; a tuple (items as a list) compares position by position.
+// arrayModel is an array schema as the registry's loader sees it, whatever the draft spelled:
+// one schema for every item, a tuple of positional schemas, what comes after the tuple
+// (permitted or not, and under which schema) and unevaluatedItems.
+type arrayModel struct {
+	all         any
+	tuple       []any
+	permits     bool
+	additional  any
+	unevaluated any
+}
+
+// readArray reads the draft's spelling. Draft 2020-12: prefixItems is the tuple and items what
+// follows it (without prefixItems, items false forbids every item and a schema covers them all).
+// Earlier drafts: items as a list is the tuple, as a schema covers every item, and additionalItems
+// is what follows.
+func readArray(m map[string]any, d jsonDraft) arrayModel {
+	a := arrayModel{permits: true, unevaluated: unevaluated(m, "unevaluatedItems")}
+	after := func(v any) {
+		if b, ok := v.(bool); ok {
+			a.permits = b
+		} else if v != nil {
+			a.additional = v
+		}
+	}
+	if d == draft2020 {
+		prefix, hasPrefix := m["prefixItems"].([]any)
+		a.tuple = prefix
+		items, hasItems := m["items"]
+		switch {
+		case !hasItems:
+		case hasPrefix:
+			after(items)
+		default:
+			if _, isBool := items.(bool); isBool {
+				after(items)
+			} else {
+				a.all = items
+			}
+		}
+		return a
+	}
+	switch items := m["items"].(type) {
+	case nil:
+	case []any:
+		a.tuple = items
+	default:
+		a.all = items
+	}
+	if v, ok := m["additionalItems"]; ok {
+		after(v)
+	}
+	return a
+}
+
+// open: nothing bounds what follows the tuple.
+func (a arrayModel) open() bool {
+	return a.permits && a.additional == nil && (a.unevaluated == nil || isTrueOrEmpty(a.unevaluated))
+}
+
+// partial is the schema items after the tuple must match: additionalItems (or 2020-12 items),
+// else a schema unevaluatedItems.
+func (a arrayModel) partial() any {
+	if a.additional != nil {
+		return a.additional
+	}
+	if a.permits && a.unevaluated != nil {
+		if _, isBool := a.unevaluated.(bool); !isBool && !isTrueOrEmpty(a.unevaluated) {
+			return a.unevaluated
+		}
+	}
+	return nil
+}
+
+// array mirrors ArraySchemaDiff: the all-items schema, the tuple position by position under the
+// content model, additional and unevaluated items, then the bounds.
 func (c *jsonDiff) array(path string, om, um map[string]any) {
+	oa, ua := readArray(om, c.odraft), readArray(um, c.udraft)
+	c.compare(join(path, "items"), oa.all, ua.all)
+	for i := 0; i < max(len(oa.tuple), len(ua.tuple)); i++ {
+		p := join(path, fmt.Sprintf("items/%d", i))
+		switch {
+		case i >= len(ua.tuple):
+			ov := oa.tuple[i]
+			if ua.open() {
+				c.add(p, "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
+			} else if ps := ua.partial(); ps != nil {
+				s := c.sub()
+				s.compare(p, ov, ps)
+				c.out = append(c.out, s.out...)
+				if s.compatible() {
+					c.add(p, "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+				} else {
+					c.add(p, "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+				}
+			} else if isFalseSchema(deref(c.oroot, ov)) {
+				c.add(p, "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+			} else {
+				c.add(p, "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+			}
+		case i >= len(oa.tuple):
+			uv := ua.tuple[i]
+			if oa.open() {
+				if isEmptySchema(deref(c.uroot, uv)) {
+					c.add(p, "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL")
+				} else {
+					c.add(p, "ITEM_ADDED_TO_OPEN_CONTENT_MODEL")
+				}
+			} else if ps := oa.partial(); ps != nil {
+				s := c.sub()
+				s.compare(p, ps, uv)
+				c.out = append(c.out, s.out...)
+				if s.compatible() {
+					c.add(p, "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+				} else {
+					c.add(p, "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+				}
+			} else {
+				c.add(p, "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
+			}
+		default:
+			c.compare(p, oa.tuple[i], ua.tuple[i])
+		}
+	}
+	ap := join(path, "additionalItems")
+	switch {
+	case oa.permits != ua.permits && oa.permits:
+		c.add(ap, "ADDITIONAL_ITEMS_REMOVED")
+	case oa.permits != ua.permits:
+		c.add(ap, "ADDITIONAL_ITEMS_ADDED")
+	case oa.additional == nil && ua.additional != nil:
+		c.add(ap, "ADDITIONAL_ITEMS_NARROWED")
+	case ua.additional == nil && oa.additional != nil:
+		c.add(ap, "ADDITIONAL_ITEMS_EXTENDED")
+	case oa.additional != nil:
+		c.compare(ap, oa.additional, ua.additional)
+	}
+	c.unevaluated(join(path, "unevaluatedItems"), "UNEVALUATED_ITEMS", deref(c.oroot, oa.unevaluated), deref(c.uroot, ua.unevaluated))
 	c.limit(path, "maxItems", om, um, "MAX_ITEMS")
 	c.limit(path, "minItems", om, um, "MIN_ITEMS")
 	ou, _ := om["uniqueItems"].(bool)
 	uu, _ := um["uniqueItems"].(bool)
 	if ou && !uu {
-		c.add(path+"/uniqueItems", "UNIQUE_ITEMS_REMOVED")
+		c.add(join(path, "uniqueItems"), "UNIQUE_ITEMS_REMOVED")
 	} else if !ou && uu {
-		c.add(path+"/uniqueItems", "UNIQUE_ITEMS_ADDED")
+		c.add(join(path, "uniqueItems"), "UNIQUE_ITEMS_ADDED")
 	}
-	ot, oTuple := om["items"].([]any)
-	ut, uTuple := um["items"].([]any)
-	if !oTuple && !uTuple {
-		oi, ui := om["items"], um["items"]
-		if oi == nil {
-			oi = true
-		}
-		if ui == nil {
-			ui = true
-		}
-		c.compare(path+"/items", oi, ui)
-		return
-	}
-	if oTuple != uTuple {
-		c.add(path+"/items", "TYPE_CHANGED")
-		return
-	}
-	openItems := func(m map[string]any) bool {
-		a, ok := m["additionalItems"]
-		if !ok {
-			return true
-		}
-		b, isBool := a.(bool)
-		return isBool && b
-	}
-	for i := 0; i < max(len(ot), len(ut)); i++ {
-		p := fmt.Sprintf("%s/items/%d", path, i)
-		switch {
-		case i >= len(ut):
-			if openItems(um) {
-				c.add(p, "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
-			} else if isFalseSchema(ot[i]) {
-				c.add(p, "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			} else {
-				c.add(p, "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			}
-		case i >= len(ot):
-			if !openItems(om) {
-				c.add(p, "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
-			} else if isEmptySchema(ut[i]) {
-				c.add(p, "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL")
-			} else {
-				c.add(p, "ITEM_ADDED_TO_OPEN_CONTENT_MODEL")
-			}
-		default:
-			c.compare(p, ot[i], ut[i])
-		}
-	}
+	c.limit(path, "maxContains", om, um, "MAX_CONTAINS")
+	c.limit(path, "minContains", om, um, "MIN_CONTAINS")
 }
