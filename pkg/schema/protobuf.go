@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/linker"
@@ -26,11 +27,55 @@ func (s *Schema) ProtoFile() protoreflect.FileDescriptor {
 	return s.proto.file
 }
 
+// builtinProtoImports are the imports the registry resolves without a reference: Confluent's
+// field metadata options and decimal type (Google's well-known types come with the compiler). Our
+// own definitions of the same public interface: package, messages, field numbers and extensions.
+var builtinProtoImports = map[string]string{
+	"confluent/meta.proto": `syntax = "proto3";
+package confluent;
+
+import "google/protobuf/descriptor.proto";
+
+// Meta is documentation, parameters and tags attached to a file, message, field, enum or enum
+// value through the options below.
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+}
+
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+`,
+	"confluent/type/decimal.proto": `syntax = "proto3";
+package confluent.type;
+
+// Decimal is an arbitrary-precision decimal: the unscaled value as big-endian two's-complement
+// bytes, and its scale.
+message Decimal {
+  bytes value = 1;
+  int32 scale = 2;
+}
+`,
+}
+
 func parseProtobuf(text string, refs []Reference) (*Schema, error) {
 	srcs := map[string]string{ProtoFileName: text}
+	for name, src := range builtinProtoImports {
+		srcs[name] = src
+	}
 	for _, r := range refs {
 		if r.Name == "" {
 			return nil, errors.New("protobuf schema reference without a name (the import path)")
+		}
+		if strings.TrimSpace(r.Schema) == "" {
+			if _, builtin := builtinProtoImports[r.Name]; builtin || strings.HasPrefix(r.Name, "google/protobuf/") {
+				continue // the registry's own copy serves a reference given without its text
+			}
+			return nil, fmt.Errorf("protobuf schema reference %q has no schema text: give its schema inline or as a file, or its subject and version to read it from the registry", r.Name)
 		}
 		srcs[r.Name] = r.Schema
 	}
