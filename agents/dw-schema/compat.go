@@ -56,6 +56,14 @@ type checkCompatibilityResult struct {
 	LevelSource string `json:"level_source"`
 	Policy      string `json:"policy"`
 	Compatible  bool   `json:"compatible"`
+	// Failed is !Compatible, so `dw-schema call check_compatibility` exits 1 on an incompatible
+	// verdict.
+	Failed bool `json:"failed"`
+	// AlreadyRegistered is the version the proposed schema already is; Note says what that means.
+	AlreadyRegistered int    `json:"already_registered_as_version,omitempty"`
+	Note              string `json:"note,omitempty"`
+	// RuleSet is what judged: format, JSON Schema draft, level, policy, compatibilityGroup.
+	RuleSet compat.RuleSet `json:"rule_set"`
 	// ComparedVersions are the versions checked, newest first, as the registry checks them.
 	ComparedVersions []int `json:"compared_versions"`
 	// CompatibilityGroup shows the versions a compatibilityGroup kept and left out.
@@ -95,6 +103,9 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 		return nil, fmt.Errorf("proposed schema: %w", err)
 	}
 	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0)}
+	if n, ok := s.RegisteredAs(proposed); ok {
+		req.AlreadyRegistered = n
+	}
 	if err := d.groupOf(ctx, s, g, &req); err != nil {
 		return nil, err
 	}
@@ -102,8 +113,20 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if j.result.LogicalNotReproduced != "" {
 		s.NotReproduced = append(s.NotReproduced, "not reproduced: "+j.result.LogicalNotReproduced)
 	}
-	j.registry = d.askRegistryWith(ctx, s, proposed, level, policy, g.metadata, j.result)
+	if n := j.result.AlreadyRegistered; n > 0 {
+		j.registry = registryView{Agreement: fmt.Sprintf("registry not consulted: the schema is already registered as version %d, and the registry's compatibility check would compare it with itself", n)}
+	} else {
+		j.registry = d.askRegistryWith(ctx, s, proposed, level, policy, g.metadata, j.result)
+	}
 	return j, nil
+}
+
+// alreadyRegisteredNote says what a verdict on an already registered schema means.
+func alreadyRegisteredNote(r compat.Result) string {
+	if r.AlreadyRegistered == 0 {
+		return ""
+	}
+	return fmt.Sprintf("already registered as version %d: judged against the versions before it, as the registry judged it at registration (never against itself)", r.AlreadyRegistered)
 }
 
 // groupOf fills the request's compatibilityGroup and the earlier versions' metadata: live from the
@@ -189,7 +212,7 @@ func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed
 	if v.Compatible == ours.Compatible {
 		rv.Agreement = "agree"
 	} else {
-		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (compatibility.md)",
+		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (docs/reference/compatibility.md lists what is covered)",
 			v.Compatible, ours.Compatible, ours.Level)
 	}
 	return rv
@@ -198,7 +221,8 @@ func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed
 func checkCompatibility(d *deps) mcpkit.Tool {
 	return mcpkit.Read("check_compatibility",
 		"Judge a proposed schema against a subject exactly as Schema Registry would (its level: NONE, BACKWARD(_TRANSITIVE), FORWARD(_TRANSITIVE), FULL(_TRANSITIVE); "+
-			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
+			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema drafts 4 to 2020-12), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
+			"A schema already registered is judged against the versions before it. Sets failed=true when incompatible, so `dw-schema call check_compatibility` exits 1. "+
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
 			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Level, p.Policy, p.EarlierVersions,
@@ -211,7 +235,9 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 				mode = "live"
 			}
 			return checkCompatibilityResult{Subject: j.subj.Name, Mode: mode, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
-				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, ComparedVersions: j.result.Compared,
+				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, Failed: !j.result.Compatible,
+				AlreadyRegistered: j.result.AlreadyRegistered, Note: alreadyRegisteredNote(j.result), RuleSet: j.result.RuleSet,
+				ComparedVersions: j.result.Compared,
 				CompatibilityGroup: j.result.Group, LogicalSkipped: j.result.LogicalSkipped,
 				Incompatibilities: j.result.Incompatibilities, Registry: j.registry, NotReproduced: j.subj.NotReproduced}, nil
 		})

@@ -81,6 +81,28 @@ func formatFor(typ, file string, fallback schema.Format) (schema.Format, error) 
 	return "", fmt.Errorf("cannot tell the format of %s from its extension: give schema_type (AVRO, PROTOBUF or JSON) or name it .avsc, .proto or .json", file)
 }
 
+// formatForText is formatFor checked against the text itself: when schema_type is not given and
+// the text is plainly another format than the one it would be read as, it is refused with a
+// message that says to set schema_type, rather than failing as, say, "invalid Avro schema:
+// unknown type: object".
+func formatForText(typ, file string, fallback schema.Format, text string) (schema.Format, error) {
+	f, err := formatFor(typ, file, fallback)
+	if err != nil || typ != "" {
+		return f, err
+	}
+	plain, ok := schema.Sniff(text)
+	if !ok || plain == f {
+		return f, nil
+	}
+	from := "the registry's default for a schema given without a type"
+	if _, extErr := formatFor("", file, ""); file != "" && extErr == nil {
+		from = "from the file extension of " + file
+	} else if fallback != "" {
+		from = "the subject's format"
+	}
+	return "", fmt.Errorf("the schema would be read as %s (%s) but it is plainly %s: set schema_type to %s", f, from, plain, plain)
+}
+
 // maxSchemaFile bounds a schema file: real schemas are kilobytes, and a tool must not read a
 // device or a huge file into memory.
 const maxSchemaFile = 1 << 20
@@ -115,7 +137,7 @@ func (d *deps) load(in schemaInput, fallback schema.Format) (*schema.Schema, err
 			return nil, err
 		}
 	}
-	f, err := formatFor(in.Type, in.File, fallback)
+	f, err := formatForText(in.Type, in.File, fallback, text)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +186,7 @@ func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType st
 				}
 				files = append(append(files, text...), 0)
 			}
-			f, err := formatFor(schemaType, e.File, known)
+			f, err := formatForText(schemaType, e.File, known, text)
 			if err != nil {
 				return nil, fmt.Errorf("earlier_versions[%d]: %w", i, err)
 			}

@@ -41,12 +41,17 @@ func (d *deps) change(ctx context.Context, name string, in schemaInput, version,
 		if ch.new, err = d.load(in, formatOf(s)); err != nil {
 			return nil, fmt.Errorf("proposed schema: %w", err)
 		}
+		// Already registered as version n: what changed is n against the one before it.
+		n, _ := s.RegisteredAs(ch.new)
 		from, err := s.Get(base)
+		if base == 0 {
+			from, err = s.Base(n)
+		}
 		if err != nil {
 			return nil, err
 		}
 		ch.old, ch.oldVersion = from.Schema, from.Version
-		ch.result = compat.Check(s.Level, s.Policy, ch.new, s.Previous(0))
+		ch.result = compat.Evaluate(compat.Request{Level: s.Level, Policy: s.Policy, Proposed: ch.new, Previous: s.Previous(0), AlreadyRegistered: n})
 		return ch, nil
 	}
 	nv, err := s.Get(version)
@@ -85,6 +90,8 @@ type assessImpactResult struct {
 	Level string `json:"level"`
 	// Incompatibilities under the subject's level, when the change is incompatible.
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
+	// AlreadyRegistered is the version the proposed schema already is (judged against the ones before it).
+	AlreadyRegistered int `json:"already_registered_as_version,omitempty"`
 }
 
 func assessImpact(d *deps) mcpkit.Tool {
@@ -101,7 +108,7 @@ func assessImpact(d *deps) mcpkit.Tool {
 			if err != nil {
 				return assessImpactResult{}, err
 			}
-			return assessImpactResult{Assessment: a, Level: string(ch.subj.Level), Incompatibilities: ch.result.Incompatibilities}, nil
+			return assessImpactResult{Assessment: a, Level: string(ch.subj.Level), Incompatibilities: ch.result.Incompatibilities, AlreadyRegistered: ch.result.AlreadyRegistered}, nil
 		})
 }
 
@@ -155,7 +162,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
-			latest, err := j.subj.Get(0)
+			latest, err := j.subj.Base(j.result.AlreadyRegistered)
 			if err != nil {
 				// A first version: nothing to be compatible with, and nothing can read it yet.
 				return checkSchemaChangeResult{

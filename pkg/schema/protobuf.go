@@ -8,6 +8,8 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/linker"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -149,6 +151,21 @@ func (w *protoWalker) walk(prefix string, m protoreflect.MessageDescriptor) {
 			}
 		}
 	}
+}
+
+// protoCanonical is the compiled file descriptor, deterministically serialised without source
+// locations: two texts that differ only in comments or layout give the same bytes.
+func (s *Schema) protoCanonical() (string, bool) {
+	if s.proto == nil {
+		return "", false
+	}
+	fdp := protodesc.ToFileDescriptorProto(s.proto.file)
+	fdp.SourceCodeInfo = nil
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // ProtoTypeName names a field's type: "int64", "repeated string", "map<string,int64>",

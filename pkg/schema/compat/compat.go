@@ -130,8 +130,25 @@ type Result struct {
 	LogicalSkipped []SkippedVersion `json:"logical_skipped,omitempty"`
 	// LogicalNotReproduced says why the LOGICAL rules could not be judged (a format whose logical
 	// conversion Data Workers does not reproduce); the native verdict stands alone then.
-	LogicalNotReproduced string            `json:"logical_not_reproduced,omitempty"`
-	Incompatibilities    []Incompatibility `json:"incompatibilities"`
+	LogicalNotReproduced string `json:"logical_not_reproduced,omitempty"`
+	// AlreadyRegistered is the version the proposed schema already is (same canonical form), 0
+	// when it is new. Such a schema is judged against the versions before it, as the registry
+	// judged it at registration, never against itself.
+	AlreadyRegistered int `json:"already_registered_as_version,omitempty"`
+	// RuleSet names the rules that judged: format, JSON Schema draft, level, policy, group.
+	RuleSet           RuleSet           `json:"rule_set"`
+	Incompatibilities []Incompatibility `json:"incompatibilities"`
+}
+
+// RuleSet is which of the registry's rules judged a verdict.
+type RuleSet struct {
+	Format schema.Format `json:"format"`
+	// Draft is the JSON Schema draft the proposed schema declares ($schema; draft-07 when absent).
+	Draft  string `json:"draft,omitempty"`
+	Level  Level  `json:"level"`
+	Policy Policy `json:"policy"`
+	// Group is the compatibilityGroup property, when the subject has one.
+	Group string `json:"compatibility_group,omitempty"`
 }
 
 // GroupFilter is what compatibilityGroup did to the versions compared.
@@ -165,6 +182,9 @@ type Request struct {
 	ProposedMetadata map[string]string
 	// Previous are the earlier versions, oldest first, soft-deleted ones already left out.
 	Previous []Version
+	// AlreadyRegistered is the version the proposed schema already is, when it is registered (0:
+	// it is new); only the versions before it are compared.
+	AlreadyRegistered int
 }
 
 // Check judges proposed against the earlier versions (oldest first, soft-deleted ones already
@@ -187,7 +207,21 @@ func Evaluate(req Request) Result {
 	if res.Policy == "" {
 		res.Policy = Strict
 	}
+	res.RuleSet = RuleSet{Format: req.Proposed.Format, Level: req.Level, Policy: res.Policy, Group: req.Group}
+	if req.Proposed.Format == schema.JSON {
+		res.RuleSet.Draft = JSONDraftName(req.Proposed)
+	}
 	previous := req.Previous
+	if n := req.AlreadyRegistered; n > 0 {
+		res.AlreadyRegistered = n
+		var before []Version
+		for _, v := range previous {
+			if v.Version < n {
+				before = append(before, v)
+			}
+		}
+		previous = before
+	}
 	if req.Group != "" {
 		previous, res.Group = filterGroup(req.Group, req.ProposedMetadata, previous)
 	}

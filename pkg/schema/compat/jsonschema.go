@@ -171,6 +171,21 @@ func draftOf(root any) jsonDraft {
 	return draft7
 }
 
+// JSONDraftName names the draft a JSON Schema declares, as the registry's loader reads $schema.
+func JSONDraftName(s *schema.Schema) string {
+	switch draftOf(s.JSONRoot()) {
+	case draft4:
+		return "draft-04"
+	case draft6:
+		return "draft-06"
+	case draft2019:
+		return "2019-09"
+	case draft2020:
+		return "2020-12"
+	}
+	return "draft-07"
+}
+
 // at spells a diff path as the registry does: "#/" for the root, "#/properties/a" below it.
 func at(path string) string { return "#/" + path }
 

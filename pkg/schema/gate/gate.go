@@ -117,6 +117,10 @@ func Decide(p Policy, res compat.Result, reg Registry, a *impact.Assessment) Dec
 	if !d.Failed && len(d.Reasons) == 0 {
 		d.Reasons = append(d.Reasons, "compatible under "+string(res.Level)+" and no reader breaks")
 	}
+	if res.AlreadyRegistered > 0 {
+		// Re-running the gate after the rollout must keep the answer it gave before it.
+		d.Reasons = append(d.Reasons, fmt.Sprintf("already registered as version %d: judged against the versions before it, as the registry judged it at registration, so the gate gives the answer it gave then", res.AlreadyRegistered))
+	}
 	return d
 }
 

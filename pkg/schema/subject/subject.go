@@ -173,3 +173,29 @@ func (s *Subject) NextVersion() int {
 	}
 	return n + 1
 }
+
+// RegisteredAs returns the non-deleted version whose schema has p's canonical form, when p is
+// already registered under the subject: the registry answers a second registration of it with
+// that version, so it must be judged against the versions before it, never against itself.
+func (s *Subject) RegisteredAs(p *schema.Schema) (int, bool) {
+	fp := p.Fingerprint()
+	for i := len(s.Versions) - 1; i >= 0; i-- {
+		v := s.Versions[i]
+		if !v.Deleted && v.Schema != nil && v.Schema.Format == p.Format && v.Schema.Fingerprint() == fp {
+			return v.Version, true
+		}
+	}
+	return 0, false
+}
+
+// Base is the version a proposed schema changes: the one before it when it is already registered
+// as version n (n > 0), else the latest non-deleted version.
+func (s *Subject) Base(n int) (Version, error) {
+	if n > 0 {
+		if v, ok := s.Before(n); ok {
+			return v, nil
+		}
+		return Version{}, fmt.Errorf("%s v%d is the first version: nothing changed before it", s.Name, n)
+	}
+	return s.Get(0)
+}
