@@ -237,7 +237,7 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 			return checkCompatibilityResult{Subject: j.subj.Name, Mode: mode, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
 				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, Failed: !j.result.Compatible,
 				AlreadyRegistered: j.result.AlreadyRegistered, Note: alreadyRegisteredNote(j.result), RuleSet: j.result.RuleSet,
-				ComparedVersions: j.result.Compared,
+				ComparedVersions:   j.result.Compared,
 				CompatibilityGroup: j.result.Group, LogicalSkipped: j.result.LogicalSkipped,
 				Incompatibilities: j.result.Incompatibilities, Registry: j.registry, NotReproduced: j.subj.NotReproduced}, nil
 		})
