@@ -199,3 +199,60 @@ func TestScenarioV11IsTheVersionTheLineageStoryPinned(t *testing.T) {
 		t.Fatal("pkg/schema/testdata/scenario/api-usage-value.v11.avsc differs from pkg/lineage/testdata/scenario's: keep them identical")
 	}
 }
+
+// Sniff names the format text plainly is, and nothing when it could be more than one.
+func TestSniffNamesOnlyPlainFormats(t *testing.T) {
+	cases := []struct {
+		text string
+		want schema.Format
+		ok   bool
+	}{
+		{"syntax = \"proto3\";\nmessage M { string a = 1; }", schema.Protobuf, true},
+		{"// a comment\npackage acme;\nmessage M {}", schema.Protobuf, true},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema"}`, schema.JSON, true},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, schema.JSON, true},
+		{`{"type":"integer"}`, schema.JSON, true},
+		{`{"type":"record","name":"R","fields":[]}`, schema.Avro, true},
+		{`{"type":"enum","name":"E","symbols":["A"]}`, schema.Avro, true},
+		{`{"type":"string"}`, "", false},
+		{`["null","string"]`, "", false},
+		{`not a schema`, "", false},
+	}
+	for _, c := range cases {
+		if got, ok := schema.Sniff(c.text); got != c.want || ok != c.ok {
+			t.Errorf("Sniff(%q) = %q, %v; want %q, %v", c.text, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The same Protobuf schema laid out differently or commented is the same canonical form, as the
+// registry recognises a schema registered twice.
+func TestProtobufFingerprintIgnoresLayoutAndComments(t *testing.T) {
+	a := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string a = 1; }")
+	b := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\n\npackage acme;\n\n// the message\nmessage M {\n  string a = 1; // the field\n}\n")
+	c := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string b = 1; }")
+	if a.Fingerprint() != b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
+		t.Fatal("fingerprints do not follow the canonical form")
+	}
+}
+
+// The field model follows a $ref to a $ref to the schema behind it, as the diff does.
+func TestJSONFieldModelFollowsRefChains(t *testing.T) {
+	s := mustParseSchema(t, schema.JSON, `{"type":"object","properties":{"amount":{"$ref":"#/$defs/money"}},"required":["amount"],
+		"$defs":{"money":{"$ref":"#/$defs/decimal"},"decimal":{"type":"object","properties":{"units":{"type":"integer"}}}}}`)
+	if f, ok := s.Field("amount.units"); !ok || f.Type != "integer" {
+		t.Fatalf("fields %+v", s.Fields)
+	}
+	if f, ok := s.Field("amount"); !ok || f.Type != "object" || f.Optional {
+		t.Fatalf("amount %+v", f)
+	}
+}
+
+func mustParseSchema(t *testing.T, f schema.Format, text string) *schema.Schema {
+	t.Helper()
+	s, err := schema.Parse(f, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
