@@ -107,16 +107,22 @@ func TestCheckSchemaChangeAppliesTheCompatibilityGroup(t *testing.T) {
 	}
 }
 
-// JSON Schema's logical conversion is not in the reference: under LOGICAL the native verdict
-// stands and the result says the logical part was not reproduced.
-func TestCheckCompatibilityNamesLogicalNotReproducedForJSONSchema(t *testing.T) {
+// JSON Schema converts to a logical row too: under LOGICAL an integer widened to number is an
+// unsupported type change for Flink and Iceberg v2, though the native check calls it TYPE_EXTENDED.
+func TestCheckCompatibilityAppliesLogicalToJSONSchema(t *testing.T) {
 	_, _, tl := story(t)
-	js := `{"type":"object","properties":{"id":{"type":"string"}}}`
+	js := `{"type":"object","properties":{"id":{"type":"string"},"n":{"type":"integer"}},"additionalProperties":false}`
+	widened := strings.Replace(js, `"n":{"type":"integer"}`, `"n":{"type":"number"}`, 1)
 	var cc checkCompatibilityResult
-	call(t, tl["check_compatibility"], map[string]any{"schema": js, "schema_type": "JSON", "policy": "LOGICAL",
+	call(t, tl["check_compatibility"], map[string]any{"schema": widened, "schema_type": "JSON", "policy": "LOGICAL",
 		"earlier_versions": []any{map[string]any{"schema": js}}}, &cc)
-	if !cc.Compatible || len(cc.NotReproduced) != 1 || !strings.Contains(cc.NotReproduced[0], "LOGICAL") {
+	if cc.Compatible || len(cc.NotReproduced) != 0 || cc.Incompatibilities[0].Type != "UNSUPPORTED_TYPE_CHANGE" {
 		t.Fatalf("%+v", cc)
+	}
+	call(t, tl["check_compatibility"], map[string]any{"schema": widened, "schema_type": "JSON",
+		"earlier_versions": []any{map[string]any{"schema": js}}}, &cc)
+	if !cc.Compatible {
+		t.Fatalf("natively: %+v", cc)
 	}
 	if msg := mcpkittest.Call(t, tl["check_compatibility"], map[string]any{"schema": js, "schema_type": "JSON",
 		"earlier_versions": []any{map[string]any{"schema": js}}, "earlier_metadata": []any{map[string]any{"version": 1, "properties": map[string]string{"a": "b"}}}}, nil); !strings.Contains(msg, "compatibility_group") {
