@@ -20,6 +20,7 @@ type checkCompatibilityParams struct {
 	SchemaType      string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
 	Level           string            `json:"level,omitempty" jsonschema:"Override the subject's level: NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE"`
 	Policy          string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
+	References      []referenceInput  `json:"references,omitempty" jsonschema:"The schemas the proposed schema references (name, subject, version; their schema inline or as a file, or read from the registry by subject)"`
 	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties, e.g. {\"application.major.version\": \"2\"}: with a compatibilityGroup only versions with the same value are compared"`
 	EarlierVersions []earlierVersion  `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to check offline without a registry (CI)"`
 	Group           string            `json:"compatibility_group,omitempty" jsonschema:"Offline only: the subject's compatibilityGroup (a metadata property name)"`
@@ -93,6 +94,10 @@ func (d *deps) judge(ctx context.Context, name string, in schemaInput, level, po
 func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, level, policy string, earlier []earlierVersion, g groupInput) (*judgement, error) {
 	if !in.given() {
 		return nil, errors.New("give the proposed schema as schema (text) or schema_file (a path)")
+	}
+	in, err := d.withReferences(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("proposed schema: %w", err)
 	}
 	s, err := d.historyOf(ctx, name, level, policy, in.Type, earlier, true)
 	if err != nil {
@@ -225,7 +230,7 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 			"A schema already registered is judged against the versions before it. Sets failed=true when incompatible, so `dw-schema call check_compatibility` exits 1. "+
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
-			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Level, p.Policy, p.EarlierVersions,
+			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}, p.Level, p.Policy, p.EarlierVersions,
 				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata})
 			if err != nil {
 				return checkCompatibilityResult{}, err

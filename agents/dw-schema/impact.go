@@ -117,6 +117,7 @@ type checkSchemaChangeParams struct {
 	Schema              string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
 	SchemaFile          string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
 	SchemaType          string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	References          []referenceInput  `json:"references,omitempty" jsonschema:"The schemas the proposed schema references (name, subject, version; their schema inline or as a file, or read from the registry by subject)"`
 	Level               string            `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
 	Policy              string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
 	Metadata            map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties: with a compatibilityGroup only versions with the same value are compared"`
@@ -153,7 +154,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
-			in := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}
+			in := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}
 			if !in.given() {
 				return checkSchemaChangeResult{}, fmt.Errorf("give the proposed schema as schema (text) or schema_file (a path)")
 			}

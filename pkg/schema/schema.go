@@ -125,6 +125,29 @@ func (s *Schema) Field(path string) (Field, bool) {
 	return Field{}, false
 }
 
+// SameAs says whether o is the same registered schema: the same format and canonical form, built
+// on the same references (by name and text, and by subject and version where both name them), as
+// the registry recognises a schema registered twice.
+func (s *Schema) SameAs(o *Schema) bool {
+	if s.Format != o.Format || s.Fingerprint() != o.Fingerprint() || len(s.References) != len(o.References) {
+		return false
+	}
+	byName := map[string]Reference{}
+	for _, r := range o.References {
+		byName[r.Name] = r
+	}
+	for _, r := range s.References {
+		x, ok := byName[r.Name]
+		if !ok || strings.TrimSpace(compactJSON(r.Schema)) != strings.TrimSpace(compactJSON(x.Schema)) {
+			return false
+		}
+		if r.Subject != "" && x.Subject != "" && (r.Subject != x.Subject || r.Version != x.Version) {
+			return false
+		}
+	}
+	return true
+}
+
 // Fingerprint is a SHA-256 of the schema's canonical form: the text with insignificant whitespace
 // removed for the JSON-based formats, the compiled descriptor (no comments, no layout) for
 // Protobuf, so the same schema registered twice is recognised.

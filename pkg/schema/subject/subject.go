@@ -86,6 +86,8 @@ type Given struct {
 	Version int
 	Format  schema.Format
 	Text    string
+	// References are the schemas it references, with their text.
+	References []schema.Reference
 }
 
 // Offline builds a subject from versions given by the caller (a CI job with no registry). An
@@ -109,7 +111,7 @@ func Offline(name string, level compat.Level, policy compat.Policy, given []Give
 			return nil, fmt.Errorf("version %d is given twice", v)
 		}
 		seen[v] = true
-		p, err := schema.Parse(g.Format, g.Text)
+		p, err := schema.Parse(g.Format, g.Text, g.References...)
 		if err != nil {
 			return nil, fmt.Errorf("earlier version %d: %w", v, err)
 		}
@@ -178,10 +180,9 @@ func (s *Subject) NextVersion() int {
 // already registered under the subject: the registry answers a second registration of it with
 // that version, so it must be judged against the versions before it, never against itself.
 func (s *Subject) RegisteredAs(p *schema.Schema) (int, bool) {
-	fp := p.Fingerprint()
 	for i := len(s.Versions) - 1; i >= 0; i-- {
 		v := s.Versions[i]
-		if !v.Deleted && v.Schema != nil && v.Schema.Format == p.Format && v.Schema.Fingerprint() == fp {
+		if !v.Deleted && v.Schema != nil && v.Schema.SameAs(p) {
 			return v.Version, true
 		}
 	}
