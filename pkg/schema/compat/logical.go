@@ -357,7 +357,7 @@ func protoValueType(fd protoreflect.FieldDescriptor, stack map[protoreflect.Full
 
 // logicalChange judges evolving a table typed from into one typed to, in mode. BACKWARD judges
 // old→new; FORWARD judges new→old, so an added field reads as a deleted one and the other way
-// round, as SR's native checks do (compatibility.md §1, §3).
+// round, as SR's native checks do (docs/reference/compatibility.md).
 type logicalChange struct {
 	mode     LogicalMode
 	fromName string // "version 11", "the new schema"
