@@ -149,6 +149,8 @@ type RuleSet struct {
 	Policy Policy `json:"policy"`
 	// Group is the compatibilityGroup property, when the subject has one.
 	Group string `json:"compatibility_group,omitempty"`
+	// ValidateFields: the subject enforces reserved field names (confluent:reserved).
+	ValidateFields bool `json:"validate_fields,omitempty"`
 }
 
 // GroupFilter is what compatibilityGroup did to the versions compared.
@@ -185,6 +187,10 @@ type Request struct {
 	// AlreadyRegistered is the version the proposed schema already is, when it is registered (0:
 	// it is new); only the versions before it are compared.
 	AlreadyRegistered int
+	// ValidateFields is the subject's validateFields: the reserved names of the metadata property
+	// confluent:reserved are enforced (ReservedDiff) against the latest earlier version, whatever
+	// the level.
+	ValidateFields bool
 }
 
 // Check judges proposed against the earlier versions (oldest first, soft-deleted ones already
@@ -207,7 +213,7 @@ func Evaluate(req Request) Result {
 	if res.Policy == "" {
 		res.Policy = Strict
 	}
-	res.RuleSet = RuleSet{Format: req.Proposed.Format, Level: req.Level, Policy: res.Policy, Group: req.Group}
+	res.RuleSet = RuleSet{Format: req.Proposed.Format, Level: req.Level, Policy: res.Policy, Group: req.Group, ValidateFields: req.ValidateFields}
 	if req.Proposed.Format == schema.JSON {
 		res.RuleSet.Draft = JSONDraftName(req.Proposed)
 	}
@@ -237,6 +243,23 @@ func Evaluate(req Request) Result {
 			res.Compatible = false
 			res.Incompatibilities = []Incompatibility{{Type: LogicalUnconvertible, Path: "#",
 				Message: fmt.Sprintf("%s: compatibilityPolicy LOGICAL rejects a schema without a logical type: %v", LogicalUnconvertible, err)}}
+			return res
+		}
+	}
+	if req.ValidateFields {
+		var latest *schema.Schema
+		var latestMeta map[string]string
+		latestVersion := 0
+		if len(previous) > 0 {
+			l := previous[len(previous)-1]
+			latest, latestMeta, latestVersion = l.Schema, l.Metadata, l.Version
+		}
+		if found := ReservedDiff(latest, latestMeta, req.Proposed, req.ProposedMetadata); len(found) > 0 {
+			for i := range found {
+				found[i].OldVersion = latestVersion
+			}
+			res.Compatible = false
+			res.Incompatibilities = found
 			return res
 		}
 	}

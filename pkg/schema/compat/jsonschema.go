@@ -256,7 +256,7 @@ func kind(v any) string {
 		}
 		if ty, ok := t["type"]; ok {
 			l, _ := schema.JSONTypeList(ty)
-			if len(l) > 1 {
+			if len(l) > 1 || (len(l) == 1 && hasAny(t, []string{"enum", "const"})) {
 				return "combined"
 			}
 			if len(l) == 1 {
@@ -290,8 +290,9 @@ func kind(v any) string {
 	return "empty"
 }
 
-// combined returns the criterion and subschemas of a combined node; a list of types becomes an
-// anyOf of one node per type, as everit loads it.
+// combined returns the criterion and subschemas of a combined node, as everit loads it: a list
+// of types becomes an anyOf of one node per type, and a type beside enum or const an allOf of the
+// typed schema and the enumeration (so dropping the enum narrows the product).
 func combined(v any) (string, []any) {
 	m, _ := v.(map[string]any)
 	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
@@ -300,6 +301,17 @@ func combined(v any) (string, []any) {
 		}
 	}
 	l, _ := schema.JSONTypeList(m["type"])
+	if len(l) == 1 {
+		typed, enum := map[string]any{}, map[string]any{}
+		for k, x := range m {
+			if k == "enum" || k == "const" {
+				enum[k] = x
+			} else {
+				typed[k] = x
+			}
+		}
+		return "allOf", []any{typed, enum}
+	}
 	var subs []any
 	for _, t := range l {
 		n := map[string]any{}
@@ -462,14 +474,17 @@ func (c *jsonDiff) try(path string, o, u any) *jsonDiff {
 	return nil
 }
 
-// idOf is the schema's identifier as the draft's loader exposes it: "id" in draft-04, "$id" in
-// drafts 6 and 7; the 2019-09 and 2020-12 loaders do not report it.
+// idOf is the schema's identifier as the draft's loader exposes it: "id" in draft-04, "$id" (else
+// "id") in drafts 6 and 7; the 2019-09 and 2020-12 loaders do not report it.
 func idOf(m map[string]any, d jsonDraft) any {
 	switch d {
 	case draft4:
 		return m["id"]
 	case draft6, draft7:
-		return m["$id"]
+		if id, ok := m["$id"]; ok {
+			return id
+		}
+		return m["id"]
 	}
 	return nil
 }
