@@ -24,7 +24,8 @@ type checkCompatibilityParams struct {
 	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties, e.g. {\"application.major.version\": \"2\"}: with a compatibilityGroup only versions with the same value are compared"`
 	EarlierVersions []earlierVersion  `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to check offline without a registry (CI)"`
 	Group           string            `json:"compatibility_group,omitempty" jsonschema:"Offline only: the subject's compatibilityGroup (a metadata property name)"`
-	EarlierMetadata []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group"`
+	EarlierMetadata []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group or validate_fields"`
+	ValidateFields  bool              `json:"validate_fields,omitempty" jsonschema:"Offline only: enforce reserved field names (metadata property confluent:reserved), as a subject with validateFields does; live it comes from the subject's config"`
 }
 
 // versionMetadata is an earlier version's metadata properties, given offline.
@@ -39,6 +40,8 @@ type groupInput struct {
 	metadata map[string]string
 	group    string
 	earlier  []versionMetadata
+	// validateFields enforces reserved field names offline.
+	validateFields bool
 }
 
 // registryView is the registry's own verdict beside ours.
@@ -107,7 +110,8 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if err != nil {
 		return nil, fmt.Errorf("proposed schema: %w", err)
 	}
-	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0)}
+	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0),
+		ValidateFields: s.ValidateFields || g.validateFields}
 	if n, ok := s.RegisteredAs(proposed); ok {
 		req.AlreadyRegistered = n
 	}
@@ -139,9 +143,19 @@ func alreadyRegisteredNote(r compat.Result) string {
 // "not reproduced" note on the group is replaced by what was done.
 func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, req *compat.Request) error {
 	meta := map[int]map[string]string{}
+	defer func() {
+		// Every version carries its metadata: a group filters on it, validateFields reads its
+		// reserved names.
+		for i := range req.Previous {
+			req.Previous[i].Metadata = meta[req.Previous[i].Version]
+		}
+	}()
 	if s.Live {
-		if g.group != "" || len(g.earlier) > 0 {
-			return errors.New("compatibility_group and earlier_metadata are for offline checks; a live subject's group comes from its config and its versions' metadata from the registry")
+		if g.group != "" || len(g.earlier) > 0 || g.validateFields {
+			return errors.New("compatibility_group, earlier_metadata and validate_fields are for offline checks; a live subject's group and validateFields come from its config and its versions' metadata from the registry")
+		}
+		for _, sv := range s.Raw {
+			meta[sv.Version] = sv.Properties()
 		}
 		var notes []string
 		grouped := false
@@ -165,12 +179,9 @@ func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, re
 			return err
 		}
 		req.Group = cfg.Group
-		for _, sv := range s.Raw {
-			meta[sv.Version] = sv.Properties()
-		}
 	} else {
-		if g.group == "" && len(g.earlier) > 0 {
-			return errors.New("earlier_metadata needs compatibility_group: name the metadata property the subject's group compares")
+		if g.group == "" && !g.validateFields && len(g.earlier) > 0 {
+			return errors.New("earlier_metadata needs compatibility_group or validate_fields: name the metadata property the subject's group compares, or enforce reserved field names")
 		}
 		req.Group = g.group
 		for _, m := range g.earlier {
@@ -183,9 +194,6 @@ func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, re
 	if _, ok := g.metadata[req.Group]; !ok {
 		// Verdicts without this result's group detail (check_schema_change) still say it.
 		s.NotReproduced = append(s.NotReproduced, fmt.Sprintf("compatibilityGroup %q not applied: the proposed schema has no metadata property %q, so every version was compared; give metadata to compare within its group", req.Group, req.Group))
-	}
-	for i := range req.Previous {
-		req.Previous[i].Metadata = meta[req.Previous[i].Version]
 	}
 	return nil
 }
@@ -231,7 +239,7 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
 			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}, p.Level, p.Policy, p.EarlierVersions,
-				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata})
+				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata, validateFields: p.ValidateFields})
 			if err != nil {
 				return checkCompatibilityResult{}, err
 			}

@@ -198,3 +198,33 @@ func TestInlineSchemaInAnotherFormatAsksForSchemaType(t *testing.T) {
 		t.Fatalf("%+v", cc)
 	}
 }
+
+// Under validateFields the names a data contract reserves (metadata property confluent:reserved)
+// stay reserved and no field may take one, whatever the level: the registry's reserved-field rule.
+func TestValidateFieldsEnforcesReservedNames(t *testing.T) {
+	env := mcpkittest.Env(t, "dw-schema")
+	tl := toolNamed(t, env, "check_compatibility")
+	v1 := `{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}`
+	v2 := `{"type":"object","properties":{"id":{"type":"string"},"email":{"type":"string"}},"additionalProperties":false}`
+	earlier := []any{map[string]any{"version": 1, "schema": v1}}
+	reserved := []any{map[string]any{"version": 1, "properties": map[string]string{compat.ReservedProperty: "email,phone"}}}
+	var cc checkCompatibilityResult
+	// A field takes a reserved name: RESERVED_PROPERTY_CONFLICTS_WITH_PROPERTY, even under NONE.
+	call(t, tl, map[string]any{"schema": v2, "schema_type": "JSON", "level": "NONE", "earlier_versions": earlier, "validate_fields": true,
+		"earlier_metadata": reserved, "metadata": map[string]string{compat.ReservedProperty: "email,phone"}}, &cc)
+	if cc.Compatible || cc.Incompatibilities[0].Type != "RESERVED_PROPERTY_CONFLICTS_WITH_PROPERTY" || cc.Incompatibilities[0].Path != "#/properties/email" || !cc.RuleSet.ValidateFields {
+		t.Fatalf("conflict: %+v", cc)
+	}
+	// A reserved name dropped from the metadata: RESERVED_PROPERTY_REMOVED.
+	call(t, tl, map[string]any{"schema": v1, "schema_type": "JSON", "earlier_versions": []any{map[string]any{"version": 1, "schema": v2}}, "validate_fields": true,
+		"earlier_metadata": reserved, "metadata": map[string]string{compat.ReservedProperty: "email"}}, &cc)
+	if cc.Compatible || cc.Incompatibilities[0].Type != "RESERVED_PROPERTY_REMOVED" || cc.Incompatibilities[0].Field != "phone" {
+		t.Fatalf("removed: %+v", cc)
+	}
+	// Without validateFields the registry does not enforce them.
+	call(t, tl, map[string]any{"schema": v2, "schema_type": "JSON", "earlier_versions": earlier,
+		"metadata": map[string]string{compat.ReservedProperty: "email"}}, &cc)
+	if !cc.Compatible {
+		t.Fatalf("without validate_fields: %+v", cc)
+	}
+}

@@ -280,3 +280,41 @@ func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 		})
 	}
 }
+
+// validateFields comes from the subject's config, else the global one, as the registry decides.
+func TestSubjectConfigReadsValidateFields(t *testing.T) {
+	cases := []struct {
+		name, subject, global string
+		want                  bool
+	}{
+		{"subject sets it", `{"compatibilityLevel":"BACKWARD","validateFields":true}`, `{"compatibilityLevel":"BACKWARD"}`, true},
+		{"subject turns it off over the global", `{"compatibilityLevel":"BACKWARD","validateFields":false}`, `{"compatibilityLevel":"BACKWARD","validateFields":true}`, false},
+		{"inherited from the global", `{"compatibilityLevel":"BACKWARD"}`, `{"compatibilityLevel":"BACKWARD","validateFields":true}`, true},
+		{"default off", `{"compatibilityLevel":"BACKWARD"}`, `{"compatibilityLevel":"BACKWARD"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+				switch r.URL.Path {
+				case "/config/orders-value":
+					_, _ = w.Write([]byte(c.subject))
+				case "/config":
+					_, _ = w.Write([]byte(c.global))
+				default:
+					w.WriteHeader(http.StatusNotFound)
+					_, _ = w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
+				}
+			}))
+			defer srv.Close()
+			cl, err := registry.New(&config.SchemaRegistry{URL: srv.URL, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := cl.SubjectConfig(context.Background(), "orders-value")
+			if err != nil || cfg.ValidateFields != c.want {
+				t.Fatalf("config = %+v, %v", cfg, err)
+			}
+		})
+	}
+}

@@ -36,6 +36,8 @@ type Subject struct {
 	Raw []registry.SubjectVersion `json:"-"`
 	// Live: loaded from a registry (false: given offline).
 	Live bool `json:"live"`
+	// ValidateFields: the subject enforces reserved field names (confluent:reserved).
+	ValidateFields bool `json:"validate_fields,omitempty"`
 	// NotReproduced are the parts of the registry's rule the checker does not reproduce
 	// (registry.SubjectConfig.NotReproduced); every verdict on the subject must show them.
 	NotReproduced []string `json:"not_reproduced,omitempty"`
@@ -66,7 +68,7 @@ func load(ctx context.Context, c *registry.Client, name string, allowNew bool) (
 			return nil, err
 		}
 	}
-	s := &Subject{Name: name, Level: cfg.Level, Policy: cfg.Policy, Live: true, Raw: hist, NotReproduced: cfg.NotReproduced,
+	s := &Subject{Name: name, Level: cfg.Level, Policy: cfg.Policy, Live: true, Raw: hist, NotReproduced: cfg.NotReproduced, ValidateFields: cfg.ValidateFields,
 		LevelSource: "registry global level (the subject has none of its own)"}
 	if cfg.Explicit {
 		s.LevelSource = "registry subject config"
