@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ type JSONDifference struct {
 // JSONDiff lists SR's differences from original to update under policy.
 func JSONDiff(original, update *schema.Schema, policy Policy) []JSONDifference {
 	c := &jsonDiff{policy: policy, oroot: original.JSONRoot(), uroot: update.JSONRoot(),
-		odraft: draftOf(original.JSONRoot()), udraft: draftOf(update.JSONRoot()), st: &jsonState{active: map[[2]string]bool{}}}
+		odraft: draftOf(original.JSONRoot()), udraft: draftOf(update.JSONRoot()), st: &jsonState{active: map[[2]uintptr]bool{}}}
 	c.compare("", original.JSONRoot(), update.JSONRoot())
 	return c.out
 }
@@ -136,7 +137,7 @@ type jsonDiff struct {
 // SR's enterSchema) and a step budget, since subschema matching over recursive $refs can branch
 // without end.
 type jsonState struct {
-	active map[[2]string]bool
+	active map[[2]uintptr]bool
 	steps  int
 	over   bool
 }
@@ -345,7 +346,7 @@ func (c *jsonDiff) compare(path string, o, u any) {
 		}
 		return
 	}
-	key := [2]string{identity(o), identity(u)}
+	key := [2]uintptr{identity(o), identity(u)}
 	if c.st.active[key] {
 		return // already being compared higher up: a recursive $ref
 	}
@@ -489,16 +490,23 @@ func idOf(m map[string]any, d jsonDraft) any {
 	return nil
 }
 
-// identity names a schema node: the map itself (the same $ref target is the same map), or the
-// boolean.
-func identity(v any) string {
+// identity names a schema node for the cycle guard: the map itself (the same $ref target is the
+// same map); booleans and other leaves never recurse, so they share the zero name.
+func identity(v any) uintptr {
 	if m, ok := v.(map[string]any); ok {
-		return fmt.Sprintf("%p", m)
+		return uintptr(reflect.ValueOf(m).UnsafePointer())
 	}
-	return fmt.Sprint(v)
+	return 0
 }
 
 func jsonEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if x, ok := a.(string); ok {
+		y, ok := b.(string)
+		return ok && x == y
+	}
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
