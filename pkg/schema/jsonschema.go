@@ -45,6 +45,9 @@ func parseJSON(text string, refs []Reference) (*Schema, error) {
 	if len(docs) > 0 {
 		root = inlineRefs(root, docs)
 	}
+	if err := checkRefs(root); err != nil {
+		return nil, fmt.Errorf("invalid JSON Schema: %v", err)
+	}
 	s := &Schema{Format: JSON, Text: text, References: refs, json: &jsonSchema{root: root}}
 	if m, ok := root.(map[string]any); ok {
 		if t, ok := m["title"].(string); ok {
@@ -55,6 +58,84 @@ func parseJSON(text string, refs []Reference) (*Schema, error) {
 	w.walk("", root)
 	s.Fields = w.fields
 	return s, nil
+}
+
+// checkRefs refuses a $ref that leads nowhere, as the registry does when it loads the schema: a
+// local pointer to nothing, or another document that was neither given as a reference nor named
+// by an $id inside this one. Following such a ref would read as the empty schema and pass any
+// change.
+func checkRefs(root any) error {
+	ids := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"$id", "id"} {
+				if id, ok := t[k].(string); ok {
+					ids[strings.SplitN(id, "#", 2)[0]] = true
+				}
+			}
+			for _, x := range t {
+				collect(x)
+			}
+		case []any:
+			for _, x := range t {
+				collect(x)
+			}
+		}
+	}
+	collect(root)
+	var check func(v any, at string) error
+	check = func(v any, at string) error {
+		switch t := v.(type) {
+		case map[string]any:
+			if ref, ok := t["$ref"].(string); ok {
+				if strings.HasPrefix(ref, "#") {
+					if got, _ := ResolveJSONRef(root, t); got == nil {
+						return fmt.Errorf("%s: $ref %q points to nothing in the schema (or to a cycle of refs)", at, ref)
+					}
+				} else if doc := strings.SplitN(ref, "#", 2)[0]; !ids[doc] && !idSuffix(ids, doc) {
+					return fmt.Errorf("%s: $ref %q names a document that was not given as a reference: give it in references (name %q)", at, ref, doc)
+				}
+			}
+			for _, k := range sortedMapKeys(t) {
+				if k == "enum" || k == "const" || k == "default" || k == "examples" {
+					continue // data, not schemas
+				}
+				if err := check(t[k], at+"/"+k); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, x := range t {
+				if err := check(x, fmt.Sprintf("%s/%d", at, i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return check(root, "#")
+}
+
+// idSuffix: doc is a relative name one of the document's $ids resolves to ("address.json" for
+// "https://example.com/schemas/address.json").
+func idSuffix(ids map[string]bool, doc string) bool {
+	for id := range ids {
+		if strings.HasSuffix(id, "/"+doc) || strings.HasSuffix(doc, "/"+id) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // refsKey holds referenced documents inside the root, so every $ref becomes a local pointer and

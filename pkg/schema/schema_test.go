@@ -256,3 +256,29 @@ func mustParseSchema(t *testing.T, f schema.Format, text string) *schema.Schema 
 	}
 	return s
 }
+
+// A $ref that leads nowhere is refused, as the registry refuses to load it: followed, it would
+// read as a schema that accepts anything and let any change pass.
+func TestJSONRefThatLeadsNowhereIsRefused(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`: "points to nothing",
+		`{"type":"object","properties":{"a":{"$ref":"address.json"}}}`:    "not given as a reference",
+	} {
+		if _, err := schema.Parse(schema.JSON, text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	// A document named by an $id inside the schema, or given as a reference, is fine; so is data
+	// that happens to look like a ref.
+	for _, text := range []string{
+		`{"$id":"https://example.com/schemas/order.json","$defs":{"addr":{"$id":"address.json","type":"string"}},"properties":{"a":{"$ref":"address.json"}}}`,
+		`{"type":"object","properties":{"a":{"type":"object","default":{"$ref":"not-a-schema"}}}}`,
+	} {
+		if _, err := schema.Parse(schema.JSON, text); err != nil {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	if _, err := schema.Parse(schema.JSON, `{"properties":{"a":{"$ref":"address.json"}}}`, schema.Reference{Name: "address.json", Schema: `{"type":"string"}`}); err != nil {
+		t.Fatal(err)
+	}
+}
