@@ -228,9 +228,9 @@ func TestSniffNamesOnlyPlainFormats(t *testing.T) {
 // The same Protobuf schema laid out differently or commented is the same canonical form, as the
 // registry recognises a schema registered twice.
 func TestProtobufFingerprintIgnoresLayoutAndComments(t *testing.T) {
-	a := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string a = 1; }")
-	b := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\n\npackage acme;\n\n// the message\nmessage M {\n  string a = 1; // the field\n}\n")
-	c := mustParseSchema(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string b = 1; }")
+	a := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string a = 1; }")
+	b := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\n\npackage acme;\n\n// the message\nmessage M {\n  string a = 1; // the field\n}\n")
+	c := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string b = 1; }")
 	if a.Fingerprint() != b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
 		t.Fatal("fingerprints do not follow the canonical form")
 	}
@@ -238,7 +238,7 @@ func TestProtobufFingerprintIgnoresLayoutAndComments(t *testing.T) {
 
 // The field model follows a $ref to a $ref to the schema behind it, as the diff does.
 func TestJSONFieldModelFollowsRefChains(t *testing.T) {
-	s := mustParseSchema(t, schema.JSON, `{"type":"object","properties":{"amount":{"$ref":"#/$defs/money"}},"required":["amount"],
+	s := mustParse(t, schema.JSON, `{"type":"object","properties":{"amount":{"$ref":"#/$defs/money"}},"required":["amount"],
 		"$defs":{"money":{"$ref":"#/$defs/decimal"},"decimal":{"type":"object","properties":{"units":{"type":"integer"}}}}}`)
 	if f, ok := s.Field("amount.units"); !ok || f.Type != "integer" {
 		t.Fatalf("fields %+v", s.Fields)
@@ -246,15 +246,6 @@ func TestJSONFieldModelFollowsRefChains(t *testing.T) {
 	if f, ok := s.Field("amount"); !ok || f.Type != "object" || f.Optional {
 		t.Fatalf("amount %+v", f)
 	}
-}
-
-func mustParseSchema(t *testing.T, f schema.Format, text string) *schema.Schema {
-	t.Helper()
-	s, err := schema.Parse(f, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // A $ref that leads nowhere is refused, as the registry refuses to load it: followed, it would
