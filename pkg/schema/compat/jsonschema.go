@@ -748,4 +748,3 @@ func maxMatching(n, m int, ok func(i, j int) bool) []int {
 	}
 	return left
 }
-
