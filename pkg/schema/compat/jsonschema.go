@@ -687,13 +687,14 @@ func (c *jsonDiff) combined(path string, o, u any) {
 		}
 	}
 	os, us := distinct(c.oroot, osubs), distinct(c.uroot, usubs)
-	product := uc == "allOf"
+	// Growth is named after the new keyword (an allOf asks more, a sum accepts more); narrowing
+	// after the old one: an allOf that lost parts asks less, even when it became an anyOf.
 	switch {
-	case len(us) > len(os) && product:
+	case len(us) > len(os) && uc == "allOf":
 		c.add(path, "PRODUCT_TYPE_EXTENDED")
 	case len(us) > len(os):
 		c.add(path, "SUM_TYPE_EXTENDED")
-	case len(us) < len(os) && product:
+	case len(us) < len(os) && oc == "allOf":
 		c.add(path, "PRODUCT_TYPE_NARROWED")
 	case len(us) < len(os):
 		c.add(path, "SUM_TYPE_NARROWED")
