@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
@@ -64,6 +65,24 @@ message Decimal {
 `,
 }
 
+// builtinFallback serves a built-in import under any path that ends in its name
+// ("build/proto/confluent/meta.proto"), when nothing else provides that path: the registry accepts
+// such a schema without a reference, since it diffs the text without resolving the import.
+func builtinFallback(next func(string) (io.ReadCloser, error)) func(string) (io.ReadCloser, error) {
+	return func(path string) (io.ReadCloser, error) {
+		rc, err := next(path)
+		if err == nil {
+			return rc, nil
+		}
+		for name, src := range builtinProtoImports {
+			if strings.HasSuffix(path, "/"+name) {
+				return io.NopCloser(strings.NewReader(src)), nil
+			}
+		}
+		return nil, err
+	}
+}
+
 func parseProtobuf(text string, refs []Reference) (*Schema, error) {
 	srcs := map[string]string{ProtoFileName: text}
 	for name, src := range builtinProtoImports {
@@ -83,7 +102,7 @@ func parseProtobuf(text string, refs []Reference) (*Schema, error) {
 	}
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: protocompile.SourceAccessorFromMap(srcs),
+			Accessor: builtinFallback(protocompile.SourceAccessorFromMap(srcs)),
 		}),
 	}
 	files, err := c.Compile(context.Background(), ProtoFileName)
