@@ -211,6 +211,15 @@ var jsonCombinedRules = []diffRule{
 	{rule: "a plain schema matched to a single subschema reports at the node, not at oneOf/0",
 		original: `{"type":"string","maxLength":4}`, update: `{"oneOf":[{"type":"string"}]}`,
 		want: []string{"MAX_LENGTH_REMOVED #/maxLength"}, compatible: true},
+	{rule: "a combinator beside properties is an allOf of both: a property retyped still shows",
+		original: `{"type":"object","properties":{"id":{"type":"string"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}`,
+		update:   `{"type":"object","properties":{"id":{"type":"integer"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}`,
+		// The best pairing reads the old object through a oneOf branch (compatible), but nothing new
+		// reads the old oneOf with the retyped id beside it.
+		want: []string{"COMBINED_TYPE_SUBSCHEMAS_CHANGED #/", "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL #/allOf/0/properties/id", "SUM_TYPE_EXTENDED #/allOf/0"}},
+	{rule: "a not beside a type is an allOf of both: the type change shows",
+		original: `{"type":"string","not":{"enum":["x"]}}`, update: `{"type":"integer","not":{"enum":["x"]}}`,
+		want: []string{"COMBINED_TYPE_SUBSCHEMAS_CHANGED #/"}},
 	{rule: "the root is spelled #/",
 		original: `{"type":"string"}`, update: `{"type":"boolean"}`,
 		want: []string{"TYPE_CHANGED #/"}},

@@ -228,6 +228,21 @@ var (
 	numberKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 )
 
+// without copies m without the keys given.
+func without(m map[string]any, keys ...string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		if !slices.Contains(keys, k) {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// constraintKeywords are the keywords that restrict values (as opposed to annotations such as
+// title, description, $defs).
+var constraintKeywords = slices.Concat([]string{"type", "enum", "const", "not"}, objectKeywords, arrayKeywords, stringKeywords, numberKeywords)
+
 func hasAny(m map[string]any, keys []string) bool {
 	for _, k := range keys {
 		if _, ok := m[k]; ok {
@@ -253,6 +268,9 @@ func kind(v any) string {
 			if _, ok := t[k]; ok {
 				return "combined"
 			}
+		}
+		if _, ok := t["not"]; ok && len(t) > 1 && hasAny(without(t, "not"), constraintKeywords) {
+			return "combined" // a not beside other constraints: both apply
 		}
 		if ty, ok := t["type"]; ok {
 			l, _ := schema.JSONTypeList(ty)
@@ -291,13 +309,36 @@ func kind(v any) string {
 }
 
 // combined returns the criterion and subschemas of a combined node, as everit loads it: a list
-// of types becomes an anyOf of one node per type, and a type beside enum or const an allOf of the
-// typed schema and the enumeration (so dropping the enum narrows the product).
+// of types becomes an anyOf of one node per type, a type beside enum or const an allOf of the
+// typed schema and the enumeration (so dropping the enum narrows the product), and a combinator
+// beside other constraints (properties and a oneOf in one object, or two combinators) an allOf of
+// the rest and each combinator, so no constraint is left out of the comparison.
 func combined(v any) (string, []any) {
 	m, _ := v.(map[string]any)
+	var combs []string
 	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-		if l, ok := m[k].([]any); ok {
-			return k, l
+		if _, ok := m[k].([]any); ok {
+			combs = append(combs, k)
+		}
+	}
+	if len(combs) > 0 {
+		base := without(m, combs...)
+		constrained := hasAny(base, constraintKeywords)
+		if len(combs) == 1 && !constrained {
+			return combs[0], m[combs[0]].([]any)
+		}
+		var subs []any
+		if constrained {
+			subs = append(subs, base)
+		}
+		for _, k := range combs {
+			subs = append(subs, map[string]any{k: m[k]})
+		}
+		return "allOf", subs
+	}
+	if n, ok := m["not"]; ok {
+		if rest := without(m, "not"); hasAny(rest, constraintKeywords) {
+			return "allOf", []any{rest, map[string]any{"not": n}}
 		}
 	}
 	l, _ := schema.JSONTypeList(m["type"])
