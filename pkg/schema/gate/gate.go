@@ -46,6 +46,8 @@ type Decision struct {
 	// Blocking are the broken readers whose severity blocks.
 	Blocking []impact.Reader   `json:"blocking_readers"`
 	BlockOn  []impact.Severity `json:"block_on"`
+	// RuleSet names the registry rules that judged the compatibility part.
+	RuleSet compat.RuleSet `json:"rule_set"`
 }
 
 // Decide applies p to a compatibility verdict, the registry's own verdict when it was consulted
@@ -56,7 +58,7 @@ func Decide(p Policy, res compat.Result, reg Registry, a *impact.Assessment) Dec
 	if len(blockOn) == 0 {
 		blockOn = DefaultBlockOn
 	}
-	d := Decision{Reasons: []string{}, Blocking: []impact.Reader{}, BlockOn: blockOn}
+	d := Decision{Reasons: []string{}, Blocking: []impact.Reader{}, BlockOn: blockOn, RuleSet: res.RuleSet}
 	if reg.Consulted && !reg.Compatible && res.Compatible {
 		d.Verdict = "incompatible"
 		if p.AllowIncompatible {
