@@ -99,6 +99,27 @@ func jsonHint(t string) string {
 		return ": the enum no longer accepts every old value"
 	case "DEPENDENCY_ARRAY_ADDED", "DEPENDENCY_ARRAY_EXTENDED", "DEPENDENCY_ARRAY_CHANGED", "DEPENDENCY_SCHEMA_ADDED":
 		return ": the new schema requires more of an object when this property is present, which old data may not satisfy"
+	case "UNEVALUATED_PROPERTIES_REMOVED", "UNEVALUATED_PROPERTIES_NARROWED", "ADDITIONAL_PROPERTIES_REMOVED", "ADDITIONAL_PROPERTIES_NARROWED":
+		return ": the new schema accepts fewer undeclared properties than old data may carry (compatibilityPolicy LENIENT accepts this)"
+	case "UNEVALUATED_ITEMS_REMOVED", "UNEVALUATED_ITEMS_NARROWED", "ADDITIONAL_ITEMS_REMOVED", "ADDITIONAL_ITEMS_NARROWED":
+		return ": the new schema accepts fewer items after its tuple than old data may carry"
+	case "ITEM_ADDED_TO_OPEN_CONTENT_MODEL":
+		return ": the old array was open, so old data may hold anything at this position"
+	case "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL":
+		return ": the new array is closed and no longer accepts an item old data carries here"
+	case "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+		"ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL":
+		return ": the schema that covers undeclared properties or items does not match this one"
+	case "COMBINED_TYPE_SUBSCHEMAS_CHANGED":
+		return ": no pairing of old and new subschemas reads every old one"
+	case "COMBINED_TYPE_CHANGED":
+		return ": the combination keyword changed in a way that accepts other values (only a change to anyOf, or from a single subschema, is an extension)"
+	case "SUM_TYPE_NARROWED":
+		return ": the anyOf/oneOf lost a branch old data may match"
+	case "PRODUCT_TYPE_EXTENDED":
+		return ": the allOf gained a part old data may not satisfy"
+	case "RESERVED_PROPERTY_REMOVED", "RESERVED_PROPERTY_CONFLICTS_WITH_PROPERTY":
+		return ""
 	}
 	return ""
 }
