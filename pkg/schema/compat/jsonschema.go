@@ -118,8 +118,6 @@ func jsonHint(t string) string {
 		return ": the anyOf/oneOf lost a branch old data may match"
 	case "PRODUCT_TYPE_EXTENDED":
 		return ": the allOf gained a part old data may not satisfy"
-	case "RESERVED_PROPERTY_REMOVED", "RESERVED_PROPERTY_CONFLICTS_WITH_PROPERTY":
-		return ""
 	}
 	return ""
 }
