@@ -20,10 +20,12 @@ type checkCompatibilityParams struct {
 	SchemaType      string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
 	Level           string            `json:"level,omitempty" jsonschema:"Override the subject's level: NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE"`
 	Policy          string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
+	References      []referenceInput  `json:"references,omitempty" jsonschema:"The schemas the proposed schema references (name, subject, version; their schema inline or as a file, or read from the registry by subject)"`
 	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties, e.g. {\"application.major.version\": \"2\"}: with a compatibilityGroup only versions with the same value are compared"`
 	EarlierVersions []earlierVersion  `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to check offline without a registry (CI)"`
 	Group           string            `json:"compatibility_group,omitempty" jsonschema:"Offline only: the subject's compatibilityGroup (a metadata property name)"`
-	EarlierMetadata []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group"`
+	EarlierMetadata []versionMetadata `json:"earlier_metadata,omitempty" jsonschema:"Offline only: metadata properties of the earlier versions, for compatibility_group or validate_fields"`
+	ValidateFields  bool              `json:"validate_fields,omitempty" jsonschema:"Offline only: enforce reserved field names (metadata property confluent:reserved), as a subject with validateFields does; live it comes from the subject's config"`
 }
 
 // versionMetadata is an earlier version's metadata properties, given offline.
@@ -38,6 +40,8 @@ type groupInput struct {
 	metadata map[string]string
 	group    string
 	earlier  []versionMetadata
+	// validateFields enforces reserved field names offline.
+	validateFields bool
 }
 
 // registryView is the registry's own verdict beside ours.
@@ -56,6 +60,14 @@ type checkCompatibilityResult struct {
 	LevelSource string `json:"level_source"`
 	Policy      string `json:"policy"`
 	Compatible  bool   `json:"compatible"`
+	// Failed is !Compatible, so `dw-schema call check_compatibility` exits 1 on an incompatible
+	// verdict.
+	Failed bool `json:"failed"`
+	// AlreadyRegistered is the version the proposed schema already is; Note says what that means.
+	AlreadyRegistered int    `json:"already_registered_as_version,omitempty"`
+	Note              string `json:"note,omitempty"`
+	// RuleSet is what judged: format, JSON Schema draft, level, policy, compatibilityGroup.
+	RuleSet compat.RuleSet `json:"rule_set"`
 	// ComparedVersions are the versions checked, newest first, as the registry checks them.
 	ComparedVersions []int `json:"compared_versions"`
 	// CompatibilityGroup shows the versions a compatibilityGroup kept and left out.
@@ -86,6 +98,10 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if !in.given() {
 		return nil, errors.New("give the proposed schema as schema (text) or schema_file (a path)")
 	}
+	in, err := d.withReferences(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("proposed schema: %w", err)
+	}
 	s, err := d.historyOf(ctx, name, level, policy, in.Type, earlier, true)
 	if err != nil {
 		return nil, err
@@ -94,7 +110,11 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if err != nil {
 		return nil, fmt.Errorf("proposed schema: %w", err)
 	}
-	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0)}
+	req := compat.Request{Level: s.Level, Policy: s.Policy, Proposed: proposed, ProposedMetadata: g.metadata, Previous: s.Previous(0),
+		ValidateFields: s.ValidateFields || g.validateFields}
+	if n, ok := s.RegisteredAs(proposed); ok {
+		req.AlreadyRegistered = n
+	}
 	if err := d.groupOf(ctx, s, g, &req); err != nil {
 		return nil, err
 	}
@@ -102,8 +122,20 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 	if j.result.LogicalNotReproduced != "" {
 		s.NotReproduced = append(s.NotReproduced, "not reproduced: "+j.result.LogicalNotReproduced)
 	}
-	j.registry = d.askRegistryWith(ctx, s, proposed, level, policy, g.metadata, j.result)
+	if n := j.result.AlreadyRegistered; n > 0 {
+		j.registry = registryView{Agreement: fmt.Sprintf("registry not consulted: the schema is already registered as version %d, and the registry's compatibility check would compare it with itself", n)}
+	} else {
+		j.registry = d.askRegistryWith(ctx, s, proposed, level, policy, g.metadata, j.result)
+	}
 	return j, nil
+}
+
+// alreadyRegisteredNote says what a verdict on an already registered schema means.
+func alreadyRegisteredNote(r compat.Result) string {
+	if r.AlreadyRegistered == 0 {
+		return ""
+	}
+	return fmt.Sprintf("already registered as version %d: judged against the versions before it, as the registry judged it at registration (never against itself)", r.AlreadyRegistered)
 }
 
 // groupOf fills the request's compatibilityGroup and the earlier versions' metadata: live from the
@@ -111,9 +143,19 @@ func (d *deps) judgeGroup(ctx context.Context, name string, in schemaInput, leve
 // "not reproduced" note on the group is replaced by what was done.
 func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, req *compat.Request) error {
 	meta := map[int]map[string]string{}
+	defer func() {
+		// Every version carries its metadata: a group filters on it, validateFields reads its
+		// reserved names.
+		for i := range req.Previous {
+			req.Previous[i].Metadata = meta[req.Previous[i].Version]
+		}
+	}()
 	if s.Live {
-		if g.group != "" || len(g.earlier) > 0 {
-			return errors.New("compatibility_group and earlier_metadata are for offline checks; a live subject's group comes from its config and its versions' metadata from the registry")
+		if g.group != "" || len(g.earlier) > 0 || g.validateFields {
+			return errors.New("compatibility_group, earlier_metadata and validate_fields are for offline checks; a live subject's group and validateFields come from its config and its versions' metadata from the registry")
+		}
+		for _, sv := range s.Raw {
+			meta[sv.Version] = sv.Properties()
 		}
 		var notes []string
 		grouped := false
@@ -137,12 +179,9 @@ func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, re
 			return err
 		}
 		req.Group = cfg.Group
-		for _, sv := range s.Raw {
-			meta[sv.Version] = sv.Properties()
-		}
 	} else {
-		if g.group == "" && len(g.earlier) > 0 {
-			return errors.New("earlier_metadata needs compatibility_group: name the metadata property the subject's group compares")
+		if g.group == "" && !g.validateFields && len(g.earlier) > 0 {
+			return errors.New("earlier_metadata needs compatibility_group or validate_fields: name the metadata property the subject's group compares, or enforce reserved field names")
 		}
 		req.Group = g.group
 		for _, m := range g.earlier {
@@ -155,9 +194,6 @@ func (d *deps) groupOf(ctx context.Context, s *subject.Subject, g groupInput, re
 	if _, ok := g.metadata[req.Group]; !ok {
 		// Verdicts without this result's group detail (check_schema_change) still say it.
 		s.NotReproduced = append(s.NotReproduced, fmt.Sprintf("compatibilityGroup %q not applied: the proposed schema has no metadata property %q, so every version was compared; give metadata to compare within its group", req.Group, req.Group))
-	}
-	for i := range req.Previous {
-		req.Previous[i].Metadata = meta[req.Previous[i].Version]
 	}
 	return nil
 }
@@ -189,7 +225,7 @@ func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed
 	if v.Compatible == ours.Compatible {
 		rv.Agreement = "agree"
 	} else {
-		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (compatibility.md)",
+		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (docs/reference/compatibility.md lists what is covered)",
 			v.Compatible, ours.Compatible, ours.Level)
 	}
 	return rv
@@ -198,11 +234,12 @@ func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed
 func checkCompatibility(d *deps) mcpkit.Tool {
 	return mcpkit.Read("check_compatibility",
 		"Judge a proposed schema against a subject exactly as Schema Registry would (its level: NONE, BACKWARD(_TRANSITIVE), FORWARD(_TRANSITIVE), FULL(_TRANSITIVE); "+
-			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
+			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema drafts 4 to 2020-12), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
+			"A schema already registered is judged against the versions before it. Sets failed=true when incompatible, so `dw-schema call check_compatibility` exits 1. "+
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
-			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Level, p.Policy, p.EarlierVersions,
-				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata})
+			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}, p.Level, p.Policy, p.EarlierVersions,
+				groupInput{metadata: p.Metadata, group: p.Group, earlier: p.EarlierMetadata, validateFields: p.ValidateFields})
 			if err != nil {
 				return checkCompatibilityResult{}, err
 			}
@@ -211,7 +248,9 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 				mode = "live"
 			}
 			return checkCompatibilityResult{Subject: j.subj.Name, Mode: mode, Level: string(j.subj.Level), LevelSource: j.subj.LevelSource,
-				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, ComparedVersions: j.result.Compared,
+				Policy: string(j.subj.Policy), Compatible: j.result.Compatible, Failed: !j.result.Compatible,
+				AlreadyRegistered: j.result.AlreadyRegistered, Note: alreadyRegisteredNote(j.result), RuleSet: j.result.RuleSet,
+				ComparedVersions:   j.result.Compared,
 				CompatibilityGroup: j.result.Group, LogicalSkipped: j.result.LogicalSkipped,
 				Incompatibilities: j.result.Incompatibilities, Registry: j.registry, NotReproduced: j.subj.NotReproduced}, nil
 		})

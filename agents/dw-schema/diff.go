@@ -18,6 +18,9 @@ type diffParams struct {
 	OldSchema     string `json:"old_schema,omitempty" jsonschema:"The old schema text, to diff two schemas without a registry"`
 	OldSchemaFile string `json:"old_schema_file,omitempty" jsonschema:"Path to the old schema file, to diff without a registry"`
 	SchemaType    string `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	// References are what schema and old_schema build on.
+	References    []referenceInput `json:"references,omitempty" jsonschema:"The schemas the proposed (new) schema references: name, subject, version, and their schema inline or as a file (or read from the registry by subject)"`
+	OldReferences []referenceInput `json:"old_references,omitempty" jsonschema:"The schemas old_schema references, in the same form"`
 }
 
 type diffResult struct {
@@ -32,15 +35,20 @@ func diffSchemaVersions(d *deps) mcpkit.Tool {
 	return mcpkit.Read("diff_schema_versions",
 		"Field-level changes between two versions of a subject, or between a version and a proposed schema, or between two schemas given inline or as files: added, removed, renamed (alias or same Protobuf tag), type, nullability, optionality, default and enum-symbol changes.",
 		func(ctx context.Context, p diffParams) (diffResult, error) {
-			newIn := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}
-			oldIn := schemaInput{Text: p.OldSchema, File: p.OldSchemaFile, Type: p.SchemaType}
+			newIn, err := d.withReferences(ctx, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References})
+			if err != nil {
+				return diffResult{}, fmt.Errorf("new schema: %w", err)
+			}
+			oldIn, err := d.withReferences(ctx, schemaInput{Text: p.OldSchema, File: p.OldSchemaFile, Type: p.SchemaType, Refs: p.OldReferences})
+			if err != nil {
+				return diffResult{}, fmt.Errorf("old schema: %w", err)
+			}
 			var old, nw *schema.Schema
 			var fromLabel, toLabel string
 			if oldIn.given() {
 				if !newIn.given() {
 					return diffResult{}, errors.New("old_schema was given without schema: give both to diff without a registry")
 				}
-				var err error
 				if old, err = d.load(oldIn, ""); err != nil {
 					return diffResult{}, fmt.Errorf("old schema: %w", err)
 				}

@@ -38,7 +38,7 @@ func toolNamed(t *testing.T, env *mcpkit.Env, name string) mcpkit.Tool {
 func TestGateBlocksOnUnknownLineageUnlessAllowed(t *testing.T) {
 	env := mcpkittest.Env(t, "dw-schema") // empty store: the graph knows nothing
 	tl := toolNamed(t, env, "check_schema_change")
-	args := map[string]any{"subject": "api-usage-value", "schema_file": v11File,
+	args := map[string]any{"subject": "api-usage-value", "schema_file": v12File,
 		"earlier_versions": []any{map[string]any{"version": 11, "file": v11File}}}
 	var g checkSchemaChangeResult
 	call(t, tl, args, &g)
@@ -78,7 +78,7 @@ func TestGateFailsWhenTheRegistryDisagreesAndRefuses(t *testing.T) {
 		return ""
 	})
 	var g checkSchemaChangeResult
-	call(t, toolNamed(t, env, "check_schema_change"), map[string]any{"subject": "api-usage-value", "schema_file": v11File}, &g)
+	call(t, toolNamed(t, env, "check_schema_change"), map[string]any{"subject": "api-usage-value", "schema_file": v12File}, &g)
 	if !g.Compatible || !g.Registry.Consulted || !strings.HasPrefix(g.Registry.Agreement, "DISAGREE") {
 		t.Fatalf("setup: %+v", g)
 	}
@@ -129,7 +129,12 @@ func TestVerdictsApplyLogicalAndNameAnUnappliedGroup(t *testing.T) {
 		return ""
 	})
 	var cc checkCompatibilityResult
-	call(t, toolNamed(t, env, "check_compatibility"), map[string]any{"subject": "api-usage-value", "schema_file": v11File}, &cc)
+	// An optional field added at the end: compatible natively and under both logical modes.
+	added := strings.Replace(readFile(t, v11File), `"default": null}
+  ]`, `"default": null},
+    {"name": "region", "type": ["null", "string"], "default": null}
+  ]`, 1)
+	call(t, toolNamed(t, env, "check_compatibility"), map[string]any{"subject": "api-usage-value", "schema": added}, &cc)
 	if !cc.Compatible || cc.Policy != "LOGICAL" || len(cc.NotReproduced) != 1 || !strings.Contains(cc.NotReproduced[0], `compatibilityGroup "application.major.version" not applied`) ||
 		cc.CompatibilityGroup == nil || cc.CompatibilityGroup.ValueSet || len(cc.CompatibilityGroup.Kept) != 1 {
 		t.Fatalf("check_compatibility = %+v", cc)

@@ -41,12 +41,17 @@ func (d *deps) change(ctx context.Context, name string, in schemaInput, version,
 		if ch.new, err = d.load(in, formatOf(s)); err != nil {
 			return nil, fmt.Errorf("proposed schema: %w", err)
 		}
+		// Already registered as version n: what changed is n against the one before it.
+		n, _ := s.RegisteredAs(ch.new)
 		from, err := s.Get(base)
+		if base == 0 {
+			from, err = s.Base(n)
+		}
 		if err != nil {
 			return nil, err
 		}
 		ch.old, ch.oldVersion = from.Schema, from.Version
-		ch.result = compat.Check(s.Level, s.Policy, ch.new, s.Previous(0))
+		ch.result = compat.Evaluate(compat.Request{Level: s.Level, Policy: s.Policy, Proposed: ch.new, Previous: s.Previous(0), AlreadyRegistered: n})
 		return ch, nil
 	}
 	nv, err := s.Get(version)
@@ -85,6 +90,8 @@ type assessImpactResult struct {
 	Level string `json:"level"`
 	// Incompatibilities under the subject's level, when the change is incompatible.
 	Incompatibilities []compat.Incompatibility `json:"incompatibilities"`
+	// AlreadyRegistered is the version the proposed schema already is (judged against the ones before it).
+	AlreadyRegistered int `json:"already_registered_as_version,omitempty"`
 }
 
 func assessImpact(d *deps) mcpkit.Tool {
@@ -101,7 +108,7 @@ func assessImpact(d *deps) mcpkit.Tool {
 			if err != nil {
 				return assessImpactResult{}, err
 			}
-			return assessImpactResult{Assessment: a, Level: string(ch.subj.Level), Incompatibilities: ch.result.Incompatibilities}, nil
+			return assessImpactResult{Assessment: a, Level: string(ch.subj.Level), Incompatibilities: ch.result.Incompatibilities, AlreadyRegistered: ch.result.AlreadyRegistered}, nil
 		})
 }
 
@@ -110,6 +117,7 @@ type checkSchemaChangeParams struct {
 	Schema              string            `json:"schema,omitempty" jsonschema:"The proposed schema text"`
 	SchemaFile          string            `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file from the pull request (.avsc, .proto, .json)"`
 	SchemaType          string            `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
+	References          []referenceInput  `json:"references,omitempty" jsonschema:"The schemas the proposed schema references (name, subject, version; their schema inline or as a file, or read from the registry by subject)"`
 	Level               string            `json:"level,omitempty" jsonschema:"The subject's level when checking offline (default BACKWARD); overrides the registry's when live"`
 	Policy              string            `json:"policy,omitempty" jsonschema:"STRICT (default), LENIENT (JSON Schema content models) or LOGICAL (adds Flink and Iceberg v2 rules)"`
 	Metadata            map[string]string `json:"metadata,omitempty" jsonschema:"The proposed schema's metadata properties: with a compatibilityGroup only versions with the same value are compared"`
@@ -146,7 +154,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
-			in := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}
+			in := schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}
 			if !in.given() {
 				return checkSchemaChangeResult{}, fmt.Errorf("give the proposed schema as schema (text) or schema_file (a path)")
 			}
@@ -155,7 +163,7 @@ func checkSchemaChange(d *deps) mcpkit.Tool {
 			if err != nil {
 				return checkSchemaChangeResult{}, err
 			}
-			latest, err := j.subj.Get(0)
+			latest, err := j.subj.Base(j.result.AlreadyRegistered)
 			if err != nil {
 				// A first version: nothing to be compatible with, and nothing can read it yet.
 				return checkSchemaChangeResult{

@@ -100,7 +100,8 @@ func TestScenarioFromRegistrationToFix(t *testing.T) {
 	env, srv, tl := story(t)
 	ctx := context.Background()
 
-	// Before registration: the registry and we agree v12 is BACKWARD-compatible…
+	// Before registration: v12 is BACKWARD-compatible, and the registry was asked the same question
+	// (srtest answers from our own checker: this proves the round trip, not the rule)…
 	var cc checkCompatibilityResult
 	call(t, tl["check_compatibility"], map[string]any{"subject": "api-usage-value", "schema_file": v12File}, &cc)
 	if !cc.Compatible || cc.Level != "BACKWARD" || cc.Mode != "live" || !cc.Registry.Consulted || cc.Registry.Agreement != "agree" {

@@ -314,6 +314,9 @@ type SubjectConfig struct {
 	Group string `json:"group,omitempty"`
 	// Explicit: set on the subject itself, not inherited from the global level.
 	Explicit bool `json:"explicit"`
+	// ValidateFields is validateFields (the subject's, else the global one): reserved field names
+	// in the metadata property confluent:reserved are enforced.
+	ValidateFields bool `json:"validate_fields,omitempty"`
 	// NotReproduced lists the parts of the registry's rule a verdict built from this config alone
 	// does not reproduce, so a verdict that may differ never differs silently. A compatibilityGroup
 	// is listed (with GroupNotePrefix) because applying it also needs the proposed schema's
@@ -331,6 +334,7 @@ func (c *Client) SubjectConfig(ctx context.Context, subject string) (SubjectConf
 		CompatibilityLevel  string `json:"compatibilityLevel"`
 		CompatibilityPolicy string `json:"compatibilityPolicy"`
 		CompatibilityGroup  string `json:"compatibilityGroup"`
+		ValidateFields      *bool  `json:"validateFields"`
 	}
 	explicit := true
 	err := c.api.Do(ctx, http.MethodGet, "/config/"+seg(subject), url.Values{"defaultToGlobal": {"false"}}, nil, &w)
@@ -344,21 +348,27 @@ func (c *Client) SubjectConfig(ctx context.Context, subject string) (SubjectConf
 			return SubjectConfig{}, c.explain("read global compatibility", err)
 		}
 	}
-	if explicit && w.CompatibilityLevel == "" {
-		// The subject sets only a group or policy: its level is the global one.
+	if explicit && (w.CompatibilityLevel == "" || w.ValidateFields == nil) {
+		// What the subject does not set (its level, validateFields) is the global config's.
 		var g struct {
 			CompatibilityLevel string `json:"compatibilityLevel"`
+			ValidateFields     *bool  `json:"validateFields"`
 		}
 		if err := c.api.Do(ctx, http.MethodGet, "/config", nil, nil, &g); err != nil {
 			return SubjectConfig{}, c.explain("read global compatibility", err)
 		}
-		w.CompatibilityLevel = g.CompatibilityLevel
+		if w.CompatibilityLevel == "" {
+			w.CompatibilityLevel = g.CompatibilityLevel
+		}
+		if w.ValidateFields == nil {
+			w.ValidateFields = g.ValidateFields
+		}
 	}
 	lvl, err := compat.ParseLevel(w.CompatibilityLevel)
 	if err != nil {
 		return SubjectConfig{}, fmt.Errorf("schema registry %s answered for %s: %w", c.URL, subject, err)
 	}
-	out := SubjectConfig{Level: lvl, Group: w.CompatibilityGroup, Explicit: explicit}
+	out := SubjectConfig{Level: lvl, Group: w.CompatibilityGroup, Explicit: explicit, ValidateFields: w.ValidateFields != nil && *w.ValidateFields}
 	out.Policy, err = compat.ParsePolicy(w.CompatibilityPolicy)
 	if err != nil {
 		// A policy newer than this code: judge the native part and say so.
@@ -423,7 +433,7 @@ func (c *Client) RegisterWithMetadata(ctx context.Context, subject string, forma
 }
 
 // SetSubjectConfig sets a subject's level, compatibilityGroup and compatibilityPolicy (PUT
-// /config/{s}; the key is "compatibility", not "compatibilityLevel", compatibility.md gotcha 5).
+// /config/{s}; the key is "compatibility", not "compatibilityLevel", docs/reference/compatibility.md).
 // Empty group or policy are left out of the request.
 func (c *Client) SetSubjectConfig(ctx context.Context, subject string, level compat.Level, group string, policy compat.Policy) error {
 	body := map[string]any{"compatibility": string(level)}

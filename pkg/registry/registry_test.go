@@ -247,24 +247,7 @@ func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-				switch r.URL.Path {
-				case "/config/orders-value":
-					_, _ = w.Write([]byte(c.body))
-				case "/config":
-					_, _ = w.Write([]byte(`{"compatibilityLevel":"FORWARD_TRANSITIVE"}`))
-				default:
-					w.WriteHeader(http.StatusNotFound)
-					_, _ = w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
-				}
-			}))
-			defer srv.Close()
-			cl, err := registry.New(&config.SchemaRegistry{URL: srv.URL, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := cl.SubjectConfig(context.Background(), "orders-value")
+			cfg, err := subjectConfigFrom(t, c.body, `{"compatibilityLevel":"FORWARD_TRANSITIVE"}`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,4 +262,49 @@ func TestSubjectConfigNamesWhatIsNotReproduced(t *testing.T) {
 			}
 		})
 	}
+}
+
+// validateFields comes from the subject's config, else the global one, as the registry decides.
+func TestSubjectConfigReadsValidateFields(t *testing.T) {
+	cases := []struct {
+		name, subject, global string
+		want                  bool
+	}{
+		{"subject sets it", `{"compatibilityLevel":"BACKWARD","validateFields":true}`, `{"compatibilityLevel":"BACKWARD"}`, true},
+		{"subject turns it off over the global", `{"compatibilityLevel":"BACKWARD","validateFields":false}`, `{"compatibilityLevel":"BACKWARD","validateFields":true}`, false},
+		{"inherited from the global", `{"compatibilityLevel":"BACKWARD"}`, `{"compatibilityLevel":"BACKWARD","validateFields":true}`, true},
+		{"default off", `{"compatibilityLevel":"BACKWARD"}`, `{"compatibilityLevel":"BACKWARD"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := subjectConfigFrom(t, c.subject, c.global)
+			if err != nil || cfg.ValidateFields != c.want {
+				t.Fatalf("config = %+v, %v", cfg, err)
+			}
+		})
+	}
+}
+
+// subjectConfigFrom reads orders-value's config from a loopback registry that answers the subject's
+// and the global /config with the bodies given.
+func subjectConfigFrom(t *testing.T, subjectBody, globalBody string) (registry.SubjectConfig, error) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		switch r.URL.Path {
+		case "/config/orders-value":
+			_, _ = w.Write([]byte(subjectBody))
+		case "/config":
+			_, _ = w.Write([]byte(globalBody))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cl, err := registry.New(&config.SchemaRegistry{URL: srv.URL, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl.SubjectConfig(context.Background(), "orders-value")
 }

@@ -1,6 +1,8 @@
 package schema_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/schema"
@@ -52,5 +54,22 @@ func FuzzParseJSONSchema(f *testing.F) {
 		`{"type":"array","items":[{"type":"string"}],"additionalItems":false}`,
 		`{"oneOf":[{"type":"string"},{"type":"null"}]}`,
 		`true`, `false`, `{"$ref":"#"}`, `{"properties":{"a":{"$ref":"#/properties/a"}}}`, `{"type":"object",`, ``,
+	})
+}
+
+// Sniff reads any text a caller pastes: it never panics, and what it calls JSON Schema or Avro is
+// JSON.
+func FuzzSniff(f *testing.F) {
+	for _, s := range []string{"syntax = \"proto3\";", `{"type":"object"}`, `{"type":"record","fields":[]}`, `["null"]`, "", "{", "message"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ok := schema.Sniff(text)
+		if ok && (got == schema.JSON || got == schema.Avro) && !json.Valid([]byte(strings.TrimSpace(text))) {
+			t.Fatalf("%q sniffed as %s but is not JSON", text, got)
+		}
+		if !ok && got != "" {
+			t.Fatalf("no verdict but a format: %q", got)
+		}
 	})
 }

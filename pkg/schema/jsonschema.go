@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +45,9 @@ func parseJSON(text string, refs []Reference) (*Schema, error) {
 	if len(docs) > 0 {
 		root = inlineRefs(root, docs)
 	}
+	if err := checkRefs(root); err != nil {
+		return nil, fmt.Errorf("invalid JSON Schema: %v", err)
+	}
 	s := &Schema{Format: JSON, Text: text, References: refs, json: &jsonSchema{root: root}}
 	if m, ok := root.(map[string]any); ok {
 		if t, ok := m["title"].(string); ok {
@@ -54,6 +58,84 @@ func parseJSON(text string, refs []Reference) (*Schema, error) {
 	w.walk("", root)
 	s.Fields = w.fields
 	return s, nil
+}
+
+// checkRefs refuses a $ref that leads nowhere, as the registry does when it loads the schema: a
+// local pointer to nothing, or another document that was neither given as a reference nor named
+// by an $id inside this one. Following such a ref would read as the empty schema and pass any
+// change.
+func checkRefs(root any) error {
+	ids := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"$id", "id"} {
+				if id, ok := t[k].(string); ok {
+					ids[strings.SplitN(id, "#", 2)[0]] = true
+				}
+			}
+			for _, x := range t {
+				collect(x)
+			}
+		case []any:
+			for _, x := range t {
+				collect(x)
+			}
+		}
+	}
+	collect(root)
+	var check func(v any, at string) error
+	check = func(v any, at string) error {
+		switch t := v.(type) {
+		case map[string]any:
+			if ref, ok := t["$ref"].(string); ok {
+				if strings.HasPrefix(ref, "#") {
+					if got, _ := ResolveJSONRef(root, t); got == nil {
+						return fmt.Errorf("%s: $ref %q points to nothing in the schema (or to a cycle of refs)", at, ref)
+					}
+				} else if doc := strings.SplitN(ref, "#", 2)[0]; !ids[doc] && !idSuffix(ids, doc) {
+					return fmt.Errorf("%s: $ref %q names a document that was not given as a reference: give it in references (name %q)", at, ref, doc)
+				}
+			}
+			for _, k := range sortedMapKeys(t) {
+				if k == "enum" || k == "const" || k == "default" || k == "examples" {
+					continue // data, not schemas
+				}
+				if err := check(t[k], at+"/"+k); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, x := range t {
+				if err := check(x, fmt.Sprintf("%s/%d", at, i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return check(root, "#")
+}
+
+// idSuffix: doc is a relative name one of the document's $ids resolves to ("address.json" for
+// "https://example.com/schemas/address.json").
+func idSuffix(ids map[string]bool, doc string) bool {
+	for id := range ids {
+		if strings.HasSuffix(id, "/"+doc) || strings.HasSuffix(doc, "/"+id) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // refsKey holds referenced documents inside the root, so every $ref becomes a local pointer and
@@ -233,28 +315,61 @@ type jsonWalker struct {
 	seen   map[string]bool
 }
 
-// resolve follows a local $ref ("#/definitions/X", "#/$defs/X"); other refs stay opaque.
+// resolve follows a local $ref chain ("#/definitions/X", "#/$defs/X", refs to refs); other refs
+// stay opaque. It returns the last ref followed, which guards the walk against cycles.
 func (w *jsonWalker) resolve(v any) (any, string) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v, ""
+	return ResolveJSONRef(w.root, v)
+}
+
+// maxRefHops bounds a chain of $refs to $refs; a longer chain is treated as a cycle.
+const maxRefHops = 32
+
+// ResolveJSONRef follows local $refs from v within root until it reaches a schema that is not a
+// local reference: "#" is the root, "#/a/b" a JSON pointer (with ~0 and ~1 escapes), and a ref to a
+// ref is followed again. It returns the schema reached and the last ref followed ("" when v is not
+// a reference). A pointer that leads nowhere, or a chain longer than 32 hops (a cycle of refs),
+// yields nil. External refs ("other.json#/x") stay as they are: Parse has already inlined the
+// documents it was given. This is the one resolver both the field model and the compatibility
+// diff use, so they see the same schema behind every reference.
+func ResolveJSONRef(root, v any) (any, string) {
+	last := ""
+	for hop := 0; ; hop++ {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v, last
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok || !strings.HasPrefix(ref, "#") {
+			return v, last
+		}
+		if hop == maxRefHops {
+			return nil, ref
+		}
+		last = ref
+		if ref == "#" || ref == "#/" {
+			v = root
+			continue
+		}
+		v = jsonPointer(root, ref)
 	}
-	ref, ok := m["$ref"].(string)
-	if !ok || !strings.HasPrefix(ref, "#/") {
-		return v, ""
-	}
-	return jsonPointer(w.root, ref), ref
 }
 
 func jsonPointer(root any, ref string) any {
 	cur := root
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
 		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[part]
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
 			return nil
 		}
-		cur = m[part]
 	}
 	return cur
 }

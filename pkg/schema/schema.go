@@ -10,6 +10,7 @@ package schema
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -124,8 +125,32 @@ func (s *Schema) Field(path string) (Field, bool) {
 	return Field{}, false
 }
 
-// Fingerprint is a SHA-256 of the schema text with insignificant whitespace removed for JSON-based
-// formats, so the same schema registered twice is recognised.
+// SameAs says whether o is the same registered schema: the same format and canonical form, built
+// on the same references (by name and text, and by subject and version where both name them), as
+// the registry recognises a schema registered twice.
+func (s *Schema) SameAs(o *Schema) bool {
+	if s.Format != o.Format || s.Fingerprint() != o.Fingerprint() || len(s.References) != len(o.References) {
+		return false
+	}
+	byName := map[string]Reference{}
+	for _, r := range o.References {
+		byName[r.Name] = r
+	}
+	for _, r := range s.References {
+		x, ok := byName[r.Name]
+		if !ok || strings.TrimSpace(compactJSON(r.Schema)) != strings.TrimSpace(compactJSON(x.Schema)) {
+			return false
+		}
+		if r.Subject != "" && x.Subject != "" && (r.Subject != x.Subject || r.Version != x.Version) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fingerprint is a SHA-256 of the schema's canonical form: the text with insignificant whitespace
+// removed for the JSON-based formats, the compiled descriptor (no comments, no layout) for
+// Protobuf, so the same schema registered twice is recognised.
 func (s *Schema) Fingerprint() string {
 	sum := sha256.Sum256([]byte(s.canonical()))
 	return hex.EncodeToString(sum[:])
@@ -135,6 +160,61 @@ func (s *Schema) canonical() string {
 	switch s.Format {
 	case Avro, JSON:
 		return compactJSON(s.Text)
+	case Protobuf:
+		if c, ok := s.protoCanonical(); ok {
+			return c
+		}
 	}
 	return strings.TrimSpace(s.Text)
+}
+
+// Sniff says which format text plainly is, when it is plain: Protobuf source (a syntax, package,
+// import or message declaration), a JSON Schema ($schema, properties without Avro's fields,
+// combinators, $ref or definitions, or a JSON-Schema-only type such as object or integer), or an
+// Avro record, enum or fixed. ok is false for text that could be more than one (a bare
+// {"type":"string"}) or none; the caller's schema_type decides then.
+func Sniff(text string) (Format, bool) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return "", false
+	}
+	if t[0] != '{' && t[0] != '[' && t[0] != '"' {
+		for _, line := range strings.Split(t, "\n") {
+			l := strings.TrimSpace(line)
+			for _, kw := range []string{"syntax", "edition", "package ", "import ", "message ", "enum ", "option "} {
+				if strings.HasPrefix(l, kw) {
+					return Protobuf, true
+				}
+			}
+		}
+		return "", false
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(t), &m) != nil || m == nil {
+		return "", false
+	}
+	if _, ok := m["fields"]; ok {
+		return Avro, true
+	}
+	for _, k := range []string{"$schema", "properties", "allOf", "anyOf", "oneOf", "$ref", "definitions", "$defs", "patternProperties", "additionalProperties"} {
+		if _, ok := m[k]; ok {
+			return JSON, true
+		}
+	}
+	switch ty := m["type"].(type) {
+	case string:
+		switch ty {
+		case "object", "integer", "number", "boolean":
+			return JSON, true
+		case "record", "enum", "fixed", "map":
+			return Avro, true
+		}
+	case []any:
+		for _, x := range ty {
+			if s, ok := x.(string); ok && (s == "object" || s == "integer" || s == "number") {
+				return JSON, true
+			}
+		}
+	}
+	return "", false
 }

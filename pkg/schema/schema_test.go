@@ -199,3 +199,77 @@ func TestScenarioV11IsTheVersionTheLineageStoryPinned(t *testing.T) {
 		t.Fatal("pkg/schema/testdata/scenario/api-usage-value.v11.avsc differs from pkg/lineage/testdata/scenario's: keep them identical")
 	}
 }
+
+// Sniff names the format text plainly is, and nothing when it could be more than one.
+func TestSniffNamesOnlyPlainFormats(t *testing.T) {
+	cases := []struct {
+		text string
+		want schema.Format
+		ok   bool
+	}{
+		{"syntax = \"proto3\";\nmessage M { string a = 1; }", schema.Protobuf, true},
+		{"// a comment\npackage acme;\nmessage M {}", schema.Protobuf, true},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema"}`, schema.JSON, true},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, schema.JSON, true},
+		{`{"type":"integer"}`, schema.JSON, true},
+		{`{"type":"record","name":"R","fields":[]}`, schema.Avro, true},
+		{`{"type":"enum","name":"E","symbols":["A"]}`, schema.Avro, true},
+		{`{"type":"string"}`, "", false},
+		{`["null","string"]`, "", false},
+		{`not a schema`, "", false},
+	}
+	for _, c := range cases {
+		if got, ok := schema.Sniff(c.text); got != c.want || ok != c.ok {
+			t.Errorf("Sniff(%q) = %q, %v; want %q, %v", c.text, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The same Protobuf schema laid out differently or commented is the same canonical form, as the
+// registry recognises a schema registered twice.
+func TestProtobufFingerprintIgnoresLayoutAndComments(t *testing.T) {
+	a := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string a = 1; }")
+	b := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\n\npackage acme;\n\n// the message\nmessage M {\n  string a = 1; // the field\n}\n")
+	c := mustParse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage M { string b = 1; }")
+	if a.Fingerprint() != b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
+		t.Fatal("fingerprints do not follow the canonical form")
+	}
+}
+
+// The field model follows a $ref to a $ref to the schema behind it, as the diff does.
+func TestJSONFieldModelFollowsRefChains(t *testing.T) {
+	s := mustParse(t, schema.JSON, `{"type":"object","properties":{"amount":{"$ref":"#/$defs/money"}},"required":["amount"],
+		"$defs":{"money":{"$ref":"#/$defs/decimal"},"decimal":{"type":"object","properties":{"units":{"type":"integer"}}}}}`)
+	if f, ok := s.Field("amount.units"); !ok || f.Type != "integer" {
+		t.Fatalf("fields %+v", s.Fields)
+	}
+	if f, ok := s.Field("amount"); !ok || f.Type != "object" || f.Optional {
+		t.Fatalf("amount %+v", f)
+	}
+}
+
+// A $ref that leads nowhere is refused, as the registry refuses to load it: followed, it would
+// read as a schema that accepts anything and let any change pass.
+func TestJSONRefThatLeadsNowhereIsRefused(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`: "points to nothing",
+		`{"type":"object","properties":{"a":{"$ref":"address.json"}}}`:    "not given as a reference",
+	} {
+		if _, err := schema.Parse(schema.JSON, text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	// A document named by an $id inside the schema, or given as a reference, is fine; so is data
+	// that happens to look like a ref.
+	for _, text := range []string{
+		`{"$id":"https://example.com/schemas/order.json","$defs":{"addr":{"$id":"address.json","type":"string"}},"properties":{"a":{"$ref":"address.json"}}}`,
+		`{"type":"object","properties":{"a":{"type":"object","default":{"$ref":"not-a-schema"}}}}`,
+	} {
+		if _, err := schema.Parse(schema.JSON, text); err != nil {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	if _, err := schema.Parse(schema.JSON, `{"properties":{"a":{"$ref":"address.json"}}}`, schema.Reference{Name: "address.json", Schema: `{"type":"string"}`}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,11 +1,14 @@
-// Package srtest serves franz-go's srfake Schema Registry on loopback with our compatibility
-// checker plugged into its Intercept hook, so registration and compatibility calls over real HTTP
-// get the verdicts Confluent's registry would give: POST /compatibility/... answers from the
-// checker (with verbose messages) and an incompatible POST /subjects/{s}/versions is refused with
-// HTTP 409 and error_code 40901, the level read from the subject's /config. The config also keeps
-// compatibilityGroup and compatibilityPolicy (which srfake drops): a group compares only the
-// versions whose metadata property matches the new schema's, and LOGICAL adds the Flink and
-// Iceberg v2 rules. Tests and the demo use it.
+// Package srtest is plumbing: franz-go's srfake Schema Registry served on loopback with our own
+// compatibility checker (pkg/schema/compat) plugged into its Intercept hook, so the registry
+// client's register and compatibility paths run over real HTTP with the registry's shapes: POST
+// /compatibility/... answers with verbose messages, an incompatible POST /subjects/{s}/versions
+// is refused with HTTP 409 and error_code 40901, the level read from the subject's /config, which
+// also keeps compatibilityGroup and compatibilityPolicy (srfake drops them).
+//
+// Every verdict it returns comes from our checker, so a test that finds srtest "agreeing" with
+// check_compatibility has exercised the wiring, never the rules: how closely the checker follows
+// Confluent's registry is measured against the registry's own published cases and stated in
+// docs/reference/compatibility.md. Tests and the demo use it.
 package srtest
 
 import (

@@ -12,7 +12,8 @@ import (
 
 // avroCompatible decides with hamba/avro, then explains. A fresh SchemaCompatibility per check:
 // its cache keys on Parsing Canonical Form fingerprints, which drop defaults and aliases, so a
-// shared checker would reuse a stale verdict for schemas that differ only there (test-peers.md §3).
+// shared checker would reuse a stale verdict for schemas that differ only there
+// (docs/reference/compatibility.md, Avro).
 func avroCompatible(reader, writer *schema.Schema) []Incompatibility {
 	err := avro.NewSchemaCompatibility().Compatible(reader.AvroSchema(), writer.AvroSchema())
 	if err == nil {

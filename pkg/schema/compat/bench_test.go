@@ -122,3 +122,28 @@ func BenchmarkCheckAvroLogicalBackwardTransitive(b *testing.B) {
 		}
 	}
 }
+
+// A 2020-12 schema with tuples, unevaluated properties and oneOf branches to pair: the matching
+// compares every old branch with every new one, so it is the JSON verdict most worth timing.
+func BenchmarkCheckJSON2020CombinedFull(b *testing.B) {
+	branch := func(n int) string {
+		return fmt.Sprintf(`{"type":"object","properties":{"kind":{"const":"k%d"},"v":{"type":"integer","maximum":%d}},"required":["kind"],"unevaluatedProperties":false}`, n, 100+n)
+	}
+	var oldB, newB []string
+	for i := 0; i < 8; i++ {
+		oldB = append(oldB, branch(i))
+		newB = append(newB, branch(7-i))
+	}
+	doc := func(branches []string) string {
+		return `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"event":{"oneOf":[` + strings.Join(branches, ",") +
+			`]},"pos":{"type":"array","prefixItems":[{"type":"number"},{"type":"number"}],"items":false}},"unevaluatedProperties":false}`
+	}
+	old, nw := mustParse(b, schema.JSON, doc(oldB)), mustParse(b, schema.JSON, doc(newB))
+	prev := []compat.Version{{Version: 1, Schema: old}}
+	b.ResetTimer()
+	for b.Loop() {
+		if !compat.Check(compat.Full, compat.Strict, nw, prev).Compatible {
+			b.Fatal("want compatible")
+		}
+	}
+}

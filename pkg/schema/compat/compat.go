@@ -2,8 +2,8 @@
 // compatibility levels over Avro (reader/writer resolution through hamba/avro), Protobuf
 // (SR's tag-based diff and its compatible set) and JSON Schema (SR's content-model diff, STRICT
 // or LENIENT policy), the LOGICAL policy's Flink and Iceberg v2 rules on top (logical.go), and
-// compatibilityGroup filtering, with one message per incompatibility. See
-// reference/compatibility.md.
+// compatibilityGroup filtering, with one message per incompatibility. The rules it follows, what
+// it covers and how closely it agrees with the registry: docs/reference/compatibility.md.
 package compat
 
 import (
@@ -60,7 +60,7 @@ type Policy string
 
 // STRICT is SR's default; LENIENT also accepts the JSON Schema open/closed content-model
 // differences; LOGICAL runs the native check (as STRICT) and then the Flink and Iceberg v2
-// logical-type rules (compatibility.md §8), so it can only make a verdict stricter.
+// logical-type rules (docs/reference/compatibility.md), so it can only make a verdict stricter.
 const (
 	Strict  Policy = "STRICT"
 	Lenient Policy = "LENIENT"
@@ -130,8 +130,27 @@ type Result struct {
 	LogicalSkipped []SkippedVersion `json:"logical_skipped,omitempty"`
 	// LogicalNotReproduced says why the LOGICAL rules could not be judged (a format whose logical
 	// conversion Data Workers does not reproduce); the native verdict stands alone then.
-	LogicalNotReproduced string            `json:"logical_not_reproduced,omitempty"`
-	Incompatibilities    []Incompatibility `json:"incompatibilities"`
+	LogicalNotReproduced string `json:"logical_not_reproduced,omitempty"`
+	// AlreadyRegistered is the version the proposed schema already is (same canonical form), 0
+	// when it is new. Such a schema is judged against the versions before it, as the registry
+	// judged it at registration, never against itself.
+	AlreadyRegistered int `json:"already_registered_as_version,omitempty"`
+	// RuleSet names the rules that judged: format, JSON Schema draft, level, policy, group.
+	RuleSet           RuleSet           `json:"rule_set"`
+	Incompatibilities []Incompatibility `json:"incompatibilities"`
+}
+
+// RuleSet is which of the registry's rules judged a verdict.
+type RuleSet struct {
+	Format schema.Format `json:"format"`
+	// Draft is the JSON Schema draft the proposed schema declares ($schema; draft-07 when absent).
+	Draft  string `json:"draft,omitempty"`
+	Level  Level  `json:"level"`
+	Policy Policy `json:"policy"`
+	// Group is the compatibilityGroup property, when the subject has one.
+	Group string `json:"compatibility_group,omitempty"`
+	// ValidateFields: the subject enforces reserved field names (confluent:reserved).
+	ValidateFields bool `json:"validate_fields,omitempty"`
 }
 
 // GroupFilter is what compatibilityGroup did to the versions compared.
@@ -165,6 +184,13 @@ type Request struct {
 	ProposedMetadata map[string]string
 	// Previous are the earlier versions, oldest first, soft-deleted ones already left out.
 	Previous []Version
+	// AlreadyRegistered is the version the proposed schema already is, when it is registered (0:
+	// it is new); only the versions before it are compared.
+	AlreadyRegistered int
+	// ValidateFields is the subject's validateFields: the reserved names of the metadata property
+	// confluent:reserved are enforced (ReservedDiff) against the latest earlier version, whatever
+	// the level.
+	ValidateFields bool
 }
 
 // Check judges proposed against the earlier versions (oldest first, soft-deleted ones already
@@ -175,7 +201,7 @@ func Check(level Level, policy Policy, proposed *schema.Schema, previous []Versi
 	return Evaluate(Request{Level: level, Policy: policy, Proposed: proposed, Previous: previous})
 }
 
-// Evaluate is Check with the whole of SR's recipe (compatibility.md §5): the versions are first
+// Evaluate is Check with the whole of SR's recipe (docs/reference/compatibility.md): the versions are first
 // filtered by compatibilityGroup, then the level picks the latest or every one; each is checked
 // natively and, under LOGICAL, by the Flink and Iceberg v2 rules.
 //
@@ -187,7 +213,21 @@ func Evaluate(req Request) Result {
 	if res.Policy == "" {
 		res.Policy = Strict
 	}
+	res.RuleSet = RuleSet{Format: req.Proposed.Format, Level: req.Level, Policy: res.Policy, Group: req.Group, ValidateFields: req.ValidateFields}
+	if req.Proposed.Format == schema.JSON {
+		res.RuleSet.Draft = JSONDraftName(req.Proposed)
+	}
 	previous := req.Previous
+	if n := req.AlreadyRegistered; n > 0 {
+		res.AlreadyRegistered = n
+		var before []Version
+		for _, v := range previous {
+			if v.Version < n {
+				before = append(before, v)
+			}
+		}
+		previous = before
+	}
 	if req.Group != "" {
 		previous, res.Group = filterGroup(req.Group, req.ProposedMetadata, previous)
 	}
@@ -203,6 +243,23 @@ func Evaluate(req Request) Result {
 			res.Compatible = false
 			res.Incompatibilities = []Incompatibility{{Type: LogicalUnconvertible, Path: "#",
 				Message: fmt.Sprintf("%s: compatibilityPolicy LOGICAL rejects a schema without a logical type: %v", LogicalUnconvertible, err)}}
+			return res
+		}
+	}
+	if req.ValidateFields {
+		var latest *schema.Schema
+		var latestMeta map[string]string
+		latestVersion := 0
+		if len(previous) > 0 {
+			l := previous[len(previous)-1]
+			latest, latestMeta, latestVersion = l.Schema, l.Metadata, l.Version
+		}
+		if found := ReservedDiff(latest, latestMeta, req.Proposed, req.ProposedMetadata); len(found) > 0 {
+			for i := range found {
+				found[i].OldVersion = latestVersion
+			}
+			res.Compatible = false
+			res.Incompatibilities = found
 			return res
 		}
 	}

@@ -45,6 +45,14 @@ func FuzzCompatJSON(f *testing.F) {
 		{`{"anyOf":[{"$ref":"#"},{"$ref":"#"},{"type":"string"}]}`, `{"anyOf":[{"$ref":"#"},{"$ref":"#"},{"type":"integer"}]}`},
 		{`{"type":"array","items":[{"type":"integer"}]}`, `{"type":"array","items":[{"type":"number"},{"type":"string"}],"additionalItems":false}`},
 		{`{"allOf":[{"type":"string"},{"maxLength":3}]}`, `{"not":{"type":"string"}}`},
+		// Draft 2020-12 keywords: tuples, unevaluated content, contains bounds, dependencies.
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"},"contains":{"type":"string"},"minContains":1}`,
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":false,"unevaluatedItems":false,"maxContains":2}`},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string"}},"unevaluatedProperties":false,"dependentRequired":{"a":["b"]}}`,
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string"},"b":{"$ref":"#/$defs/x"}},"unevaluatedProperties":{"type":"integer"},"dependentSchemas":{"a":{"required":["b"]}},"$defs":{"x":{"$ref":"#/$defs/y"},"y":{"type":"integer"}}}`},
+		// Inferred types, enums beside a type, duplicate and reordered subschemas.
+		{`{"properties":{"a":{"minLength":1}},"required":["a"]}`, `{"type":"string","enum":["x","y"]}`},
+		{`{"oneOf":[{"type":"string"},{"type":"string"},{"type":"integer","minimum":0}]}`, `{"oneOf":[{"type":"integer"},{"type":"string","maxLength":4}]}`},
 	})
 }
 
@@ -69,5 +77,8 @@ func FuzzCompatProtobuf(f *testing.F) {
 		{`syntax="proto3"; message M { map<string,M> m = 1; }`, `syntax="proto3"; message M { map<string,int32> m = 1; }`},
 		{`syntax="proto3"; message M { map<int32,string> m = 1; optional uint64 u = 2; repeated N ns = 3; } message N { optional int32 x = 1; }`,
 			`syntax="proto3"; message M { map<int64,string> m = 1; fixed64 u = 2; repeated N ns = 3; } message N { int32 x = 1; }`},
+		// Oneofs renamed, merged and split; built-in imports.
+		{`syntax="proto3"; message M { oneof a { string x = 1; } oneof b { int64 y = 2; int64 z = 3; } }`,
+			`syntax="proto3"; import "confluent/type/decimal.proto"; message M { oneof c { string x = 1; int64 y = 2; } int64 z = 3; confluent.type.Decimal d = 4; }`},
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"regexp"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -31,9 +31,12 @@ var jsonCompatibleChanges = setOf(
 	"ITEM_ADDED_TO_CLOSED_CONTENT_MODEL", "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL", "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL",
 	"ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
 	"ENUM_ARRAY_EXTENDED", "COMBINED_TYPE_EXTENDED", "PRODUCT_TYPE_NARROWED", "SUM_TYPE_EXTENDED", "NOT_TYPE_NARROWED",
+	// Draft 2019-09 and 2020-12 keywords, by the same reading: what accepts more is compatible.
+	"UNEVALUATED_PROPERTIES_ADDED", "UNEVALUATED_PROPERTIES_EXTENDED", "UNEVALUATED_ITEMS_ADDED", "UNEVALUATED_ITEMS_EXTENDED",
+	"MAX_CONTAINS_INCREASED", "MAX_CONTAINS_REMOVED", "MIN_CONTAINS_DECREASED", "MIN_CONTAINS_REMOVED",
 )
 
-// jsonLenientChanges are what compatibilityPolicy LENIENT accepts on top (compatibility.md §4).
+// jsonLenientChanges are what compatibilityPolicy LENIENT accepts on top (docs/reference/compatibility.md).
 var jsonLenientChanges = setOf(
 	"ADDITIONAL_PROPERTIES_NARROWED", "ADDITIONAL_PROPERTIES_REMOVED",
 	"UNEVALUATED_PROPERTIES_NARROWED", "UNEVALUATED_PROPERTIES_REMOVED",
@@ -59,8 +62,9 @@ type JSONDifference struct {
 
 // JSONDiff lists SR's differences from original to update under policy.
 func JSONDiff(original, update *schema.Schema, policy Policy) []JSONDifference {
-	c := &jsonDiff{policy: policy, oroot: original.JSONRoot(), uroot: update.JSONRoot(), st: &jsonState{active: map[[2]string]bool{}}}
-	c.compare("#", original.JSONRoot(), update.JSONRoot())
+	c := &jsonDiff{policy: policy, oroot: original.JSONRoot(), uroot: update.JSONRoot(),
+		odraft: draftOf(original.JSONRoot()), udraft: draftOf(update.JSONRoot()), st: &jsonState{active: map[[2]uintptr]bool{}}}
+	c.compare("", original.JSONRoot(), update.JSONRoot())
 	return c.out
 }
 
@@ -95,6 +99,25 @@ func jsonHint(t string) string {
 		return ": the enum no longer accepts every old value"
 	case "DEPENDENCY_ARRAY_ADDED", "DEPENDENCY_ARRAY_EXTENDED", "DEPENDENCY_ARRAY_CHANGED", "DEPENDENCY_SCHEMA_ADDED":
 		return ": the new schema requires more of an object when this property is present, which old data may not satisfy"
+	case "UNEVALUATED_PROPERTIES_REMOVED", "UNEVALUATED_PROPERTIES_NARROWED", "ADDITIONAL_PROPERTIES_REMOVED", "ADDITIONAL_PROPERTIES_NARROWED":
+		return ": the new schema accepts fewer undeclared properties than old data may carry (compatibilityPolicy LENIENT accepts this)"
+	case "UNEVALUATED_ITEMS_REMOVED", "UNEVALUATED_ITEMS_NARROWED", "ADDITIONAL_ITEMS_REMOVED", "ADDITIONAL_ITEMS_NARROWED":
+		return ": the new schema accepts fewer items after its tuple than old data may carry"
+	case "ITEM_ADDED_TO_OPEN_CONTENT_MODEL":
+		return ": the old array was open, so old data may hold anything at this position"
+	case "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL":
+		return ": the new array is closed and no longer accepts an item old data carries here"
+	case "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+		"ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL":
+		return ": the schema that covers undeclared properties or items does not match this one"
+	case "COMBINED_TYPE_SUBSCHEMAS_CHANGED":
+		return ": no pairing of old and new subschemas reads every old one"
+	case "COMBINED_TYPE_CHANGED":
+		return ": the combination keyword changed in a way that accepts other values (only a change to anyOf, or from a single subschema, is an extension)"
+	case "SUM_TYPE_NARROWED":
+		return ": the anyOf/oneOf lost a branch old data may match"
+	case "PRODUCT_TYPE_EXTENDED":
+		return ": the allOf gained a part old data may not satisfy"
 	}
 	return ""
 }
@@ -122,28 +145,83 @@ func jsonField(path string) string {
 type jsonDiff struct {
 	policy       Policy
 	oroot, uroot any
-	out          []JSONDifference
-	st           *jsonState
+	// odraft and udraft are each side's draft, which decides what items means.
+	odraft, udraft jsonDraft
+	out            []JSONDifference
+	st             *jsonState
 }
 
 // jsonState is shared by a diff and its sub-diffs: the pairs being compared (a cycle guard, as
 // SR's enterSchema) and a step budget, since subschema matching over recursive $refs can branch
 // without end.
 type jsonState struct {
-	active map[[2]string]bool
+	active map[[2]uintptr]bool
 	steps  int
 	over   bool
 }
 
 const jsonStepBudget = 200000
 
+// jsonDraft is the JSON Schema draft a document declares in $schema. The registry loads a
+// document without $schema as draft-07.
+type jsonDraft int
+
+const (
+	draft4 jsonDraft = iota
+	draft6
+	draft7
+	draft2019
+	draft2020
+)
+
+func draftOf(root any) jsonDraft {
+	m, _ := root.(map[string]any)
+	s, _ := m["$schema"].(string)
+	switch {
+	case strings.Contains(s, "2020-12"):
+		return draft2020
+	case strings.Contains(s, "2019-09"):
+		return draft2019
+	case strings.Contains(s, "draft-04"):
+		return draft4
+	case strings.Contains(s, "draft-06"):
+		return draft6
+	}
+	return draft7
+}
+
+// JSONDraftName names the draft a JSON Schema declares, as the registry's loader reads $schema.
+func JSONDraftName(s *schema.Schema) string {
+	switch draftOf(s.JSONRoot()) {
+	case draft4:
+		return "draft-04"
+	case draft6:
+		return "draft-06"
+	case draft2019:
+		return "2019-09"
+	case draft2020:
+		return "2020-12"
+	}
+	return "draft-07"
+}
+
+// at spells a diff path as the registry does: "#/" for the root, "#/properties/a" below it.
+func at(path string) string { return "#/" + path }
+
+func join(path, seg string) string {
+	if path == "" {
+		return seg
+	}
+	return path + "/" + seg
+}
+
 func (c *jsonDiff) add(path, typ string) {
 	ok := jsonCompatibleChanges[typ] || (c.policy == Lenient && jsonLenientChanges[typ])
-	c.out = append(c.out, JSONDifference{Type: typ, Path: path, Compatible: ok})
+	c.out = append(c.out, JSONDifference{Type: typ, Path: at(path), Compatible: ok})
 }
 
 func (c *jsonDiff) sub() *jsonDiff {
-	return &jsonDiff{policy: c.policy, oroot: c.oroot, uroot: c.uroot, st: c.st}
+	return &jsonDiff{policy: c.policy, oroot: c.oroot, uroot: c.uroot, odraft: c.odraft, udraft: c.udraft, st: c.st}
 }
 
 func (c *jsonDiff) compatible() bool {
@@ -156,38 +234,47 @@ func (c *jsonDiff) compatible() bool {
 }
 
 func deref(root, v any) any {
-	for i := 0; i < 32; i++ {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#") {
-			return v
-		}
-		if ref == "#" {
-			return root
-		}
-		v = lookupPointer(root, ref)
-	}
-	return v
+	out, _ := schema.ResolveJSONRef(root, v)
+	return out
 }
 
-func lookupPointer(root any, ref string) any {
-	cur := root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
+var (
+	objectKeywords = []string{"properties", "additionalProperties", "required", "patternProperties", "minProperties",
+		"maxProperties", "dependencies", "dependentRequired", "dependentSchemas", "propertyNames", "unevaluatedProperties"}
+	arrayKeywords = []string{"items", "additionalItems", "prefixItems", "minItems", "maxItems", "uniqueItems",
+		"contains", "minContains", "maxContains", "unevaluatedItems"}
+	stringKeywords = []string{"minLength", "maxLength", "pattern"}
+	numberKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+)
+
+// without copies m without the keys given.
+func without(m map[string]any, keys ...string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		if !slices.Contains(keys, k) {
+			out[k] = x
 		}
-		cur = m[part]
 	}
-	return cur
+	return out
 }
 
-// kind classifies a node the way the everit loader SR uses does: empty/true, false, combined
-// (oneOf/anyOf/allOf or a list of types), enum, not, object, array, string, number, boolean, null.
+// constraintKeywords are the keywords that restrict values (as opposed to annotations such as
+// title, description, $defs).
+var constraintKeywords = slices.Concat([]string{"type", "enum", "const", "not"}, objectKeywords, arrayKeywords, stringKeywords, numberKeywords)
+
+func hasAny(m map[string]any, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// kind classifies a node the way the everit loader the registry uses does: empty/true, false,
+// combined (oneOf/anyOf/allOf or a list of types), enum, not, object, array, string, number,
+// boolean, null. Without "type" the kind is inferred from the keywords present (properties or
+// required make an object, items an array, minLength a string, minimum a number).
 func kind(v any) string {
 	switch t := v.(type) {
 	case bool:
@@ -196,18 +283,17 @@ func kind(v any) string {
 		}
 		return "false"
 	case map[string]any:
-		if _, ok := t["oneOf"]; ok {
-			return "combined"
+		for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+			if _, ok := t[k]; ok {
+				return "combined"
+			}
 		}
-		if _, ok := t["anyOf"]; ok {
-			return "combined"
-		}
-		if _, ok := t["allOf"]; ok {
-			return "combined"
+		if _, ok := t["not"]; ok && len(t) > 1 && hasAny(without(t, "not"), constraintKeywords) {
+			return "combined" // a not beside other constraints: both apply
 		}
 		if ty, ok := t["type"]; ok {
 			l, _ := schema.JSONTypeList(ty)
-			if len(l) > 1 {
+			if len(l) > 1 || (len(l) == 1 && hasAny(t, []string{"enum", "const"})) {
 				return "combined"
 			}
 			if len(l) == 1 {
@@ -226,41 +312,66 @@ func kind(v any) string {
 		if _, ok := t["not"]; ok {
 			return "not"
 		}
-		for _, k := range []string{"properties", "additionalProperties", "required", "patternProperties", "minProperties", "maxProperties"} {
-			if _, ok := t[k]; ok {
-				return "object"
-			}
-		}
-		for _, k := range []string{"items", "minItems", "maxItems", "uniqueItems"} {
-			if _, ok := t[k]; ok {
-				return "array"
-			}
-		}
-		for _, k := range []string{"minLength", "maxLength", "pattern"} {
-			if _, ok := t[k]; ok {
-				return "string"
-			}
-		}
-		for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
-			if _, ok := t[k]; ok {
-				return "number"
-			}
+		switch {
+		case hasAny(t, objectKeywords):
+			return "object"
+		case hasAny(t, arrayKeywords):
+			return "array"
+		case hasAny(t, stringKeywords):
+			return "string"
+		case hasAny(t, numberKeywords):
+			return "number"
 		}
 		return "empty"
 	}
 	return "empty"
 }
 
-// combined returns the criterion and subschemas of a combined node; a list of types becomes an
-// anyOf of one node per type, as everit loads it.
+// combined returns the criterion and subschemas of a combined node, as everit loads it: a list
+// of types becomes an anyOf of one node per type, a type beside enum or const an allOf of the
+// typed schema and the enumeration (so dropping the enum narrows the product), and a combinator
+// beside other constraints (properties and a oneOf in one object, or two combinators) an allOf of
+// the rest and each combinator, so no constraint is left out of the comparison.
 func combined(v any) (string, []any) {
 	m, _ := v.(map[string]any)
+	var combs []string
 	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-		if l, ok := m[k].([]any); ok {
-			return k, l
+		if _, ok := m[k].([]any); ok {
+			combs = append(combs, k)
+		}
+	}
+	if len(combs) > 0 {
+		base := without(m, combs...)
+		constrained := hasAny(base, constraintKeywords)
+		if len(combs) == 1 && !constrained {
+			return combs[0], m[combs[0]].([]any)
+		}
+		var subs []any
+		if constrained {
+			subs = append(subs, base)
+		}
+		for _, k := range combs {
+			subs = append(subs, map[string]any{k: m[k]})
+		}
+		return "allOf", subs
+	}
+	if n, ok := m["not"]; ok {
+		if rest := without(m, "not"); hasAny(rest, constraintKeywords) {
+			return "allOf", []any{rest, map[string]any{"not": n}}
 		}
 	}
 	l, _ := schema.JSONTypeList(m["type"])
+	if len(l) == 1 {
+		typed, enum := map[string]any{}, map[string]any{}
+		for k, x := range m {
+			if k == "enum" || k == "const" {
+				enum[k] = x
+			} else {
+				typed[k] = x
+			}
+		}
+		return "allOf", []any{typed, enum}
+	}
 	var subs []any
 	for _, t := range l {
 		n := map[string]any{}
@@ -294,40 +405,49 @@ func (c *jsonDiff) compare(path string, o, u any) {
 		}
 		return
 	}
-	key := [2]string{identity(o), identity(u)}
+	key := [2]uintptr{identity(o), identity(u)}
 	if c.st.active[key] {
 		return // already being compared higher up: a recursive $ref
 	}
 	c.st.active[key] = true
 	defer delete(c.st.active, key)
 	ok, uk := kind(o), kind(u)
-	if ok != "combined" && uk == "combined" {
+	switch {
+	case ok != "combined" && uk == "combined":
+		// A plain schema that became a combined one: a single subschema is no change at all; a
+		// sum type (anyOf/oneOf) with one compatible branch is an extension. Their differences
+		// stay at this path, as the registry reports them.
 		crit, subs := combined(u)
 		if len(subs) == 1 {
-			s := c.sub()
-			s.compare(path, o, subs[0])
-			if s.compatible() {
+			if s := c.try(path, o, subs[0]); s != nil {
 				c.out = append(c.out, s.out...)
 				return
 			}
 		} else if crit == "anyOf" || crit == "oneOf" {
 			for _, x := range subs {
-				s := c.sub()
-				s.compare(path, o, x)
-				if s.compatible() {
+				if s := c.try(path, o, x); s != nil {
 					c.out = append(c.out, s.out...)
 					c.add(path, "SUM_TYPE_EXTENDED")
 					return
 				}
 			}
 		}
-	} else if ok == "combined" && uk != "combined" {
-		if _, subs := combined(o); len(subs) == 1 {
-			s := c.sub()
-			s.compare(path, subs[0], u)
-			if s.compatible() {
+	case ok == "combined" && uk != "combined":
+		// A combined schema that became a plain one: a single subschema is no change; an allOf
+		// that kept one of its parts is a narrowed product.
+		crit, subs := combined(o)
+		if len(subs) == 1 {
+			if s := c.try(path, subs[0], u); s != nil {
 				c.out = append(c.out, s.out...)
 				return
+			}
+		} else if crit == "allOf" {
+			for _, x := range subs {
+				if s := c.try(path, x, u); s != nil {
+					c.out = append(c.out, s.out...)
+					c.add(path, "PRODUCT_TYPE_NARROWED")
+					return
+				}
 			}
 		}
 	}
@@ -343,7 +463,7 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	if om == nil || um == nil {
 		return
 	}
-	if !jsonEqual(om["$id"], um["$id"]) {
+	if !jsonEqual(idOf(om, c.odraft), idOf(um, c.udraft)) {
 		c.add(path, "ID_CHANGED")
 	}
 	if !jsonEqual(om["title"], um["title"]) {
@@ -359,13 +479,14 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	case "string":
 		c.limit(path, "maxLength", om, um, "MAX_LENGTH")
 		c.limit(path, "minLength", om, um, "MIN_LENGTH")
+		p := join(path, "pattern")
 		switch op, up := om["pattern"], um["pattern"]; {
 		case op == nil && up != nil:
-			c.add(path+"/pattern", "PATTERN_ADDED")
+			c.add(p, "PATTERN_ADDED")
 		case op != nil && up == nil:
-			c.add(path+"/pattern", "PATTERN_REMOVED")
+			c.add(p, "PATTERN_REMOVED")
 		case !jsonEqual(op, up):
-			c.add(path+"/pattern", "PATTERN_CHANGED")
+			c.add(p, "PATTERN_CHANGED")
 		}
 		c.enum(path, om, um)
 	case "number":
@@ -386,14 +507,15 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	case "combined":
 		c.combined(path, o, u)
 	case "not":
+		// not inverts: the new "not" must be readable by the old one.
 		s := c.sub()
-		s.compare(path+"/not", um["not"], om["not"])
+		s.compare(join(path, "not"), um["not"], om["not"])
 		if s.compatible() {
 			if !jsonEqual(om["not"], um["not"]) {
-				c.add(path, "NOT_TYPE_NARROWED")
+				c.add(join(path, "not"), "NOT_TYPE_NARROWED")
 			}
 		} else {
-			c.add(path, "NOT_TYPE_EXTENDED")
+			c.add(join(path, "not"), "NOT_TYPE_EXTENDED")
 		}
 	case "object":
 		c.object(path, om, um)
@@ -402,16 +524,62 @@ func (c *jsonDiff) compare(path string, o, u any) {
 	}
 }
 
-// identity names a schema node: the map itself (the same $ref target is the same map), or the
-// boolean.
-func identity(v any) string {
-	if m, ok := v.(map[string]any); ok {
-		return fmt.Sprintf("%p", m)
+// covered compares a property or item with the schema a partially open model gives it, keeps the
+// differences, and says whether that schema covers it: <what>_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+// or <what>_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL (what: PROPERTY_ADDED, ITEM_REMOVED, …).
+func (c *jsonDiff) covered(path string, o, u any, what string) {
+	s := c.sub()
+	s.compare(path, o, u)
+	c.out = append(c.out, s.out...)
+	if s.compatible() {
+		c.add(path, what+"_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+	} else {
+		c.add(path, what+"_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
 	}
-	return fmt.Sprint(v)
+}
+
+// try compares o with u in a sub-diff and returns it when the pair is compatible, nil otherwise.
+func (c *jsonDiff) try(path string, o, u any) *jsonDiff {
+	s := c.sub()
+	s.compare(path, o, u)
+	if s.compatible() {
+		return s
+	}
+	return nil
+}
+
+// idOf is the schema's identifier as the draft's loader exposes it: "id" in draft-04, "$id" (else
+// "id") in drafts 6 and 7; the 2019-09 and 2020-12 loaders do not report it.
+func idOf(m map[string]any, d jsonDraft) any {
+	switch d {
+	case draft4:
+		return m["id"]
+	case draft6, draft7:
+		if id, ok := m["$id"]; ok {
+			return id
+		}
+		return m["id"]
+	}
+	return nil
+}
+
+// identity names a schema node for the cycle guard: the map itself (the same $ref target is the
+// same map); booleans and other leaves never recurse, so they share the zero name.
+func identity(v any) uintptr {
+	if m, ok := v.(map[string]any); ok {
+		return uintptr(reflect.ValueOf(m).UnsafePointer())
+	}
+	return 0
 }
 
 func jsonEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if x, ok := a.(string); ok {
+		y, ok := b.(string)
+		return ok && x == y
+	}
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
@@ -438,7 +606,7 @@ func num(v any) (*big.Float, bool) {
 func (c *jsonDiff) limit(path, key string, om, um map[string]any, name string) {
 	ov, oOK := num(om[key])
 	uv, uOK := num(um[key])
-	p := path + "/" + key
+	p := join(path, key)
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
@@ -458,13 +626,17 @@ func (c *jsonDiff) limit(path, key string, om, um map[string]any, name string) {
 func (c *jsonDiff) multipleOf(path string, om, um map[string]any) {
 	ov, oOK := num(om["multipleOf"])
 	uv, uOK := num(um["multipleOf"])
-	p := path + "/multipleOf"
+	p := join(path, "multipleOf")
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
 		c.add(p, "MULTIPLE_OF_ADDED")
 	case !uOK:
 		c.add(p, "MULTIPLE_OF_REMOVED")
+	case ov.Sign() == 0 || uv.Sign() == 0:
+		if ov.Cmp(uv) != 0 {
+			c.add(p, "MULTIPLE_OF_CHANGED")
+		}
 	case ov.Cmp(uv) != 0:
 		// Reduced when the old factor is a multiple of the new one.
 		q := new(big.Float).Quo(ov, uv)
@@ -498,22 +670,23 @@ func enumValues(m map[string]any) ([]string, bool) {
 func (c *jsonDiff) enum(path string, om, um map[string]any) {
 	ov, oOK := enumValues(om)
 	uv, uOK := enumValues(um)
+	p := join(path, "enum")
 	switch {
 	case !oOK && !uOK:
 	case !oOK:
-		c.add(path+"/enum", "ENUM_ARRAY_NARROWED")
+		c.add(p, "ENUM_ARRAY_NARROWED")
 	case !uOK:
-		c.add(path+"/enum", "ENUM_ARRAY_EXTENDED")
+		c.add(p, "ENUM_ARRAY_EXTENDED")
 	default:
 		sup, sub := containsAll(uv, ov), containsAll(ov, uv)
 		switch {
 		case sup && sub:
 		case sup:
-			c.add(path+"/enum", "ENUM_ARRAY_EXTENDED")
+			c.add(p, "ENUM_ARRAY_EXTENDED")
 		case sub:
-			c.add(path+"/enum", "ENUM_ARRAY_NARROWED")
+			c.add(p, "ENUM_ARRAY_NARROWED")
 		default:
-			c.add(path+"/enum", "ENUM_ARRAY_CHANGED")
+			c.add(p, "ENUM_ARRAY_CHANGED")
 		}
 	}
 }
@@ -527,383 +700,112 @@ func containsAll(a, b []string) bool {
 	return true
 }
 
-// combined mirrors CombinedSchemaDiff: the criterion, the number of subschemas, and that every
-// subschema of the smaller side still has a compatible partner.
-func (c *jsonDiff) combined(path string, o, u any) {
-	oc, os := combined(o)
-	uc, us := combined(u)
-	if oc != uc {
-		if uc == "anyOf" || (oc == "allOf" && uc == "oneOf") {
-			c.add(path, "COMBINED_TYPE_EXTENDED")
-		} else {
-			c.add(path, "COMBINED_TYPE_CHANGED")
-			return
-		}
-	}
-	product := uc == "allOf"
+// criteria is the registry's compareCriteria: the same criterion is no change; anything may become
+// anyOf; a single subschema may become oneOf; a single subschema may become a single allOf.
+// Everything else changes the combined type.
+func criteria(oc, uc string, osize, usize int) string {
 	switch {
-	case len(us) > len(os):
-		if product {
-			c.add(path, "PRODUCT_TYPE_EXTENDED")
-		} else {
-			c.add(path, "SUM_TYPE_EXTENDED")
-		}
-	case len(us) < len(os):
-		if product {
-			c.add(path, "PRODUCT_TYPE_NARROWED")
-		} else {
-			c.add(path, "SUM_TYPE_NARROWED")
-		}
+	case oc == uc:
+		return ""
+	case uc == "anyOf":
+		return "COMBINED_TYPE_EXTENDED"
+	case uc == "oneOf" && osize == 1:
+		return "COMBINED_TYPE_EXTENDED"
+	case uc == "allOf" && osize == 1 && usize == 1:
+		return "COMBINED_TYPE_EXTENDED"
 	}
-	// Match each subschema of the smaller side to a compatible one of the larger side.
-	small, large, smallIsOrig := os, us, true
-	if len(us) < len(os) {
-		small, large, smallIsOrig = us, os, false
-	}
-	used := make([]bool, len(large))
-	for i, s := range small {
-		matched := false
-		for j, l := range large {
-			if used[j] {
-				continue
-			}
-			sc := c.sub()
-			if smallIsOrig {
-				sc.compare(fmt.Sprintf("%s/%s/%d", path, uc, j), s, l)
-			} else {
-				sc.compare(fmt.Sprintf("%s/%s/%d", path, uc, i), l, s)
-			}
-			if sc.compatible() {
-				c.out = append(c.out, sc.out...)
-				used[j] = true
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			c.add(fmt.Sprintf("%s/%s/%d", path, oc, i), "COMBINED_TYPE_SUBSCHEMAS_CHANGED")
-			return
-		}
-	}
+	return "COMBINED_TYPE_CHANGED"
 }
 
-// openContent: additionalProperties absent or true and no patternProperties.
-func openContent(m map[string]any) bool {
-	if pp, ok := m["patternProperties"].(map[string]any); ok && len(pp) > 0 {
-		return false
-	}
-	ap, ok := m["additionalProperties"]
-	if !ok {
-		return true
-	}
-	b, isBool := ap.(bool)
-	return isBool && b
-}
-
-func permitsAdditional(m map[string]any) bool {
-	ap, ok := m["additionalProperties"]
-	if !ok {
-		return true
-	}
-	if b, isBool := ap.(bool); isBool {
-		return b
-	}
-	return true
-}
-
-func additionalSchema(m map[string]any) any {
-	ap, ok := m["additionalProperties"]
-	if !ok {
-		return nil
-	}
-	if _, isBool := ap.(bool); isBool {
-		return nil
-	}
-	return ap
-}
-
-// partialSchema is the schema a partially open model gives an undeclared property.
-func partialSchema(m map[string]any, prop string) any {
-	if pp, ok := m["patternProperties"].(map[string]any); ok {
-		for _, pat := range sortedKeys(pp) {
-			if re, err := regexp.Compile(pat); err == nil && re.MatchString(prop) {
-				return pp[pat]
-			}
+// distinct collapses duplicate subschemas (the registry compares them as a set), keeping the
+// first occurrence's position.
+func distinct(root any, subs []any) []any {
+	seen := map[string]bool{}
+	var out []any
+	for _, s := range subs {
+		b, _ := json.Marshal(deref(root, s))
+		if seen[string(b)] {
+			continue
 		}
-	}
-	return additionalSchema(m)
-}
-
-func requiredSet(m map[string]any) map[string]bool {
-	out := map[string]bool{}
-	if l, ok := m["required"].([]any); ok {
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out[s] = true
-			}
-		}
+		seen[string(b)] = true
+		out = append(out, s)
 	}
 	return out
 }
 
-func hasDefault(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	_, ok = m["default"]
-	return ok
-}
-
-func isEmptySchema(v any) bool {
-	if b, ok := v.(bool); ok {
-		return b
-	}
-	m, ok := v.(map[string]any)
-	return ok && kind(m) == "empty"
-}
-
-func isFalseSchema(v any) bool {
-	b, ok := v.(bool)
-	return ok && !b
-}
-
-// object mirrors ObjectSchemaDiff: required, properties under the content model, additional
-// properties and the property-count bounds.
-func (c *jsonDiff) object(path string, om, um map[string]any) {
-	op, _ := om["properties"].(map[string]any)
-	up, _ := um["properties"].(map[string]any)
-	oreq, ureq := requiredSet(om), requiredSet(um)
-	for _, k := range sortedKeys(op) {
-		if _, ok := up[k]; !ok {
-			continue
-		}
-		p := path + "/required/" + k
-		switch {
-		case oreq[k] && !ureq[k]:
-			c.add(p, "REQUIRED_ATTRIBUTE_REMOVED")
-		case !oreq[k] && ureq[k]:
-			if hasDefault(deref(c.uroot, up[k])) {
-				c.add(p, "REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED")
-			} else {
-				c.add(p, "REQUIRED_ATTRIBUTE_ADDED")
-			}
+// combined mirrors CombinedSchemaDiff: the criterion, the number of distinct subschemas, and a
+// best pairing of old to new subschemas — a maximum matching over every compatible pair, not the
+// first fit — that must cover the smaller side. A subschema's differences are reported under the
+// old keyword and the old subschema's position ("#/allOf/1/enum").
+func (c *jsonDiff) combined(path string, o, u any) {
+	oc, osubs := combined(o)
+	uc, usubs := combined(u)
+	if t := criteria(oc, uc, len(osubs), len(usubs)); t != "" {
+		c.add(path, t)
+		if t == "COMBINED_TYPE_CHANGED" {
+			return
 		}
 	}
-	for _, k := range unionKeys(op, up) {
-		p := path + "/properties/" + k
-		ov, inO := op[k]
-		uv, inU := up[k]
-		switch {
-		case !inU:
-			// Removal looks at the new model: only an open update still accepts the property.
-			if openContent(um) {
-				c.add(p, "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL")
-			} else if ps := partialSchema(um, k); ps != nil {
-				s := c.sub()
-				s.compare(p, ov, ps)
-				c.out = append(c.out, s.out...)
-				if s.compatible() {
-					c.add(p, "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-				} else {
-					c.add(p, "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-				}
-			} else if isFalseSchema(ov) {
-				c.add(p, "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			} else {
-				c.add(p, "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			}
-		case !inO:
-			// Addition looks at the old model: an open original let writers put anything here.
-			if openContent(om) {
-				switch {
-				case isEmptySchema(uv):
-					c.add(p, "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL")
-				case ureq[k] && hasDefault(deref(c.uroot, uv)):
-					c.add(p, "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL")
-				case ureq[k]:
-					c.add(p, "REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL")
-				default:
-					c.add(p, "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL")
-				}
+	os, us := distinct(c.oroot, osubs), distinct(c.uroot, usubs)
+	// Growth is named after the new keyword (an allOf asks more, a sum accepts more); narrowing
+	// after the old one: an allOf that lost parts asks less, even when it became an anyOf.
+	switch {
+	case len(us) > len(os) && uc == "allOf":
+		c.add(path, "PRODUCT_TYPE_EXTENDED")
+	case len(us) > len(os):
+		c.add(path, "SUM_TYPE_EXTENDED")
+	case len(us) < len(os) && oc == "allOf":
+		c.add(path, "PRODUCT_TYPE_NARROWED")
+	case len(us) < len(os):
+		c.add(path, "SUM_TYPE_NARROWED")
+	}
+	edges := make([][]*jsonDiff, len(os))
+	for i, x := range os {
+		edges[i] = make([]*jsonDiff, len(us))
+		for j, y := range us {
+			edges[i][j] = c.try(join(path, fmt.Sprintf("%s/%d", oc, i)), x, y)
+		}
+	}
+	match := maxMatching(len(os), len(us), func(i, j int) bool { return edges[i][j] != nil })
+	matched := 0
+	for i, j := range match {
+		if j >= 0 {
+			matched++
+			c.out = append(c.out, edges[i][j].out...)
+		}
+	}
+	if matched < min(len(os), len(us)) {
+		c.add(path, "COMBINED_TYPE_SUBSCHEMAS_CHANGED")
+	}
+}
+
+// maxMatching is a maximum bipartite matching of n left to m right nodes over the pairs ok
+// accepts (augmenting paths; subschema lists are short). It returns each left node's partner, or
+// -1.
+func maxMatching(n, m int, ok func(i, j int) bool) []int {
+	left, right := make([]int, n), make([]int, m)
+	for i := range left {
+		left[i] = -1
+	}
+	for j := range right {
+		right[j] = -1
+	}
+	var augment func(i int, seen []bool) bool
+	augment = func(i int, seen []bool) bool {
+		for j := 0; j < m; j++ {
+			if seen[j] || !ok(i, j) {
 				continue
 			}
-			if ps := partialSchema(om, k); ps != nil {
-				s := c.sub()
-				s.compare(p, ps, uv)
-				c.out = append(c.out, s.out...)
-				if s.compatible() {
-					c.add(p, "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-				} else {
-					c.add(p, "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-				}
-			}
-			switch {
-			case ureq[k] && hasDefault(deref(c.uroot, uv)):
-				c.add(p, "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL")
-			case ureq[k]:
-				c.add(p, "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL")
-			default:
-				c.add(p, "OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL")
-			}
-		default:
-			c.compare(p, ov, uv)
-		}
-	}
-	ap := path + "/additionalProperties"
-	switch oa, ua := permitsAdditional(om), permitsAdditional(um); {
-	case oa != ua && ua:
-		c.add(ap, "ADDITIONAL_PROPERTIES_ADDED")
-	case oa != ua:
-		c.add(ap, "ADDITIONAL_PROPERTIES_REMOVED")
-	case additionalSchema(om) == nil && additionalSchema(um) != nil:
-		c.add(ap, "ADDITIONAL_PROPERTIES_NARROWED")
-	case additionalSchema(um) == nil && additionalSchema(om) != nil:
-		c.add(ap, "ADDITIONAL_PROPERTIES_EXTENDED")
-	case additionalSchema(om) != nil:
-		c.compare(ap, additionalSchema(om), additionalSchema(um))
-	}
-	c.limit(path, "maxProperties", om, um, "MAX_PROPERTIES")
-	c.limit(path, "minProperties", om, um, "MIN_PROPERTIES")
-	c.dependencies(path, om, um)
-}
-
-// dependencies is SR's ObjectSchemaDiff.compareDependencies: property dependencies (a list of
-// names) as sets — removed or narrowed is compatible, added, extended or changed is not — and
-// schema dependencies — removed is compatible, added is not, both present are compared. The
-// draft 2019-09 spellings dependentRequired and dependentSchemas count as the same keyword.
-func (c *jsonDiff) dependencies(path string, om, um map[string]any) {
-	oprops, oschemas := dependencyMaps(om)
-	uprops, uschemas := dependencyMaps(um)
-	for _, k := range unionKeys(oprops, uprops) {
-		p := path + "/dependencies/" + k
-		o, inO := oprops[k]
-		u, inU := uprops[k]
-		switch {
-		case !inU:
-			c.add(p, "DEPENDENCY_ARRAY_REMOVED")
-		case !inO:
-			c.add(p, "DEPENDENCY_ARRAY_ADDED")
-		case len(o) == len(u) && containsAll(u, o):
-		case containsAll(u, o):
-			c.add(p, "DEPENDENCY_ARRAY_EXTENDED")
-		case containsAll(o, u):
-			c.add(p, "DEPENDENCY_ARRAY_NARROWED")
-		default:
-			c.add(p, "DEPENDENCY_ARRAY_CHANGED")
-		}
-	}
-	for _, k := range unionKeys(oschemas, uschemas) {
-		p := path + "/dependencies/" + k
-		o, inO := oschemas[k]
-		u, inU := uschemas[k]
-		switch {
-		case !inU:
-			c.add(p, "DEPENDENCY_SCHEMA_REMOVED")
-		case !inO:
-			c.add(p, "DEPENDENCY_SCHEMA_ADDED")
-		default:
-			c.compare(p, o, u)
-		}
-	}
-}
-
-// dependencyMaps splits an object's dependencies into property dependencies (deduplicated name
-// lists) and schema dependencies.
-func dependencyMaps(m map[string]any) (map[string][]string, map[string]any) {
-	props, schemas := map[string][]string{}, map[string]any{}
-	addProps := func(k string, list []any) {
-		seen := map[string]bool{}
-		names := []string{}
-		for _, x := range list {
-			if n, ok := x.(string); ok && !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+			seen[j] = true
+			if right[j] < 0 || augment(right[j], seen) {
+				left[i], right[j] = j, i
+				return true
 			}
 		}
-		props[k] = names
+		return false
 	}
-	if deps, ok := m["dependencies"].(map[string]any); ok {
-		for k, v := range deps {
-			if list, ok := v.([]any); ok {
-				addProps(k, list)
-			} else {
-				schemas[k] = v
-			}
-		}
+	for i := 0; i < n; i++ {
+		augment(i, make([]bool, m))
 	}
-	if deps, ok := m["dependentRequired"].(map[string]any); ok {
-		for k, v := range deps {
-			if list, ok := v.([]any); ok {
-				addProps(k, list)
-			}
-		}
-	}
-	if deps, ok := m["dependentSchemas"].(map[string]any); ok {
-		for k, v := range deps {
-			schemas[k] = v
-		}
-	}
-	return props, schemas
-}
-
-// array compares item schemas and bounds; a tuple (items as a list) compares position by position.
-func (c *jsonDiff) array(path string, om, um map[string]any) {
-	c.limit(path, "maxItems", om, um, "MAX_ITEMS")
-	c.limit(path, "minItems", om, um, "MIN_ITEMS")
-	ou, _ := om["uniqueItems"].(bool)
-	uu, _ := um["uniqueItems"].(bool)
-	if ou && !uu {
-		c.add(path+"/uniqueItems", "UNIQUE_ITEMS_REMOVED")
-	} else if !ou && uu {
-		c.add(path+"/uniqueItems", "UNIQUE_ITEMS_ADDED")
-	}
-	ot, oTuple := om["items"].([]any)
-	ut, uTuple := um["items"].([]any)
-	if !oTuple && !uTuple {
-		oi, ui := om["items"], um["items"]
-		if oi == nil {
-			oi = true
-		}
-		if ui == nil {
-			ui = true
-		}
-		c.compare(path+"/items", oi, ui)
-		return
-	}
-	if oTuple != uTuple {
-		c.add(path+"/items", "TYPE_CHANGED")
-		return
-	}
-	openItems := func(m map[string]any) bool {
-		a, ok := m["additionalItems"]
-		if !ok {
-			return true
-		}
-		b, isBool := a.(bool)
-		return isBool && b
-	}
-	for i := 0; i < max(len(ot), len(ut)); i++ {
-		p := fmt.Sprintf("%s/items/%d", path, i)
-		switch {
-		case i >= len(ut):
-			if openItems(um) {
-				c.add(p, "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
-			} else if isFalseSchema(ot[i]) {
-				c.add(p, "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			} else {
-				c.add(p, "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-			}
-		case i >= len(ot):
-			if !openItems(om) {
-				c.add(p, "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
-			} else if isEmptySchema(ut[i]) {
-				c.add(p, "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL")
-			} else {
-				c.add(p, "ITEM_ADDED_TO_OPEN_CONTENT_MODEL")
-			}
-		default:
-			c.compare(p, ot[i], ut[i])
-		}
-	}
+	return left
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/dataworkers/dw/pkg/schema"
 )
 
-// This file reproduces compatibilityPolicy LOGICAL (compatibility.md §8): the schema converts to a
+// This file reproduces compatibilityPolicy LOGICAL (docs/reference/compatibility.md): the schema converts to a
 // logical type model (SR's "SRLT": Flink-style SQL types with nullability, no field ids) and each
 // change is judged in the FLINK and ICEBERG_V2 modes. The reference names the rules and the
 // criteria; where it is silent the stricter answer is taken and the doc comment says so.
@@ -171,8 +171,10 @@ func ToLogical(s *schema.Schema) (LType, error) {
 			return LType{}, err
 		}
 		return t, nil
+	case schema.JSON:
+		return jsonLogical(s)
 	}
-	return LType{}, fmt.Errorf("%w for %s schemas: JSON Schema properties are an unordered object and SR's mapping of its types is not in compatibility.md", ErrLogicalNotReproduced, s.Format)
+	return LType{}, fmt.Errorf("%w for %s schemas", ErrLogicalNotReproduced, s.Format)
 }
 
 // avroLogical follows Flink's Avro mapping. A union converts only as [null, T] (a nullable T);
@@ -355,7 +357,7 @@ func protoValueType(fd protoreflect.FieldDescriptor, stack map[protoreflect.Full
 
 // logicalChange judges evolving a table typed from into one typed to, in mode. BACKWARD judges
 // old→new; FORWARD judges new→old, so an added field reads as a deleted one and the other way
-// round, as SR's native checks do (compatibility.md §1, §3).
+// round, as SR's native checks do (docs/reference/compatibility.md).
 type logicalChange struct {
 	mode     LogicalMode
 	fromName string // "version 11", "the new schema"
@@ -386,7 +388,7 @@ func (c *logicalChange) compare(from, to LType, path, field string) {
 		}
 		c.compare(*from.Value, *to.Value, path+"/values", field)
 	case sameScalar(from, to):
-	case c.mode == IcebergV2 && icebergPromotes(from, to):
+	case widens(from, to):
 	case from.Kind.family() == to.Kind.family() && from.Kind != KRow && from.Kind != KArray && from.Kind != KMap:
 		c.add(RuleUnsupportedTypeChange, path, field, fmt.Sprintf("%s changes from %s in %s to %s in %s, %s", label(field, path), bare(from), c.fromName, bare(to), c.toName, c.whyUnsupported(from, to)))
 	default:
@@ -394,9 +396,11 @@ func (c *logicalChange) compare(from, to LType, path, field string) {
 	}
 }
 
-// icebergPromotes is the Iceberg v2 promotion list (compatibility.md §9): int→long, float→double,
-// decimal(P,S)→decimal(P',S) with P'>P. date→timestamp is v3 only and so not allowed here.
-func icebergPromotes(from, to LType) bool {
+// widens is a lossless widening both modes accept: Iceberg v2's promotion list (int→long,
+// float→double, decimal(P,S)→decimal(P',S) with P'>P; date→timestamp is v3 only), which is also
+// what Flink reads without reinterpreting or inventing a value (a Protobuf int32 becoming int64
+// is the everyday case).
+func widens(from, to LType) bool {
 	switch {
 	case from.Kind == KInt && to.Kind == KBigint:
 		return true
@@ -408,9 +412,8 @@ func icebergPromotes(from, to LType) bool {
 	return false
 }
 
-// whyUnsupported explains a same-family change. Flink: the reference allows only drops, reorders
-// and renames and names decimal scale, temporal precision and CHAR length as reinterpretation; it
-// is silent on widenings (int→bigint, decimal precision), so those are rejected too (stricter).
+// whyUnsupported explains a same-family change that is not a widening. Flink names decimal scale,
+// temporal precision and CHAR length changes as reinterpretation; a narrowing would lose values.
 func (c *logicalChange) whyUnsupported(from, to LType) string {
 	if c.mode == IcebergV2 {
 		return "which is not an Iceberg v2 promotion (int→long, float→double, decimal precision widened at the same scale)"
@@ -423,15 +426,15 @@ func (c *logicalChange) whyUnsupported(from, to LType) string {
 	case from.Kind == to.Kind && (from.Kind == KChar || from.Kind == KBinary):
 		return "a length change, which makes Flink reinterpret stored values"
 	}
-	return "which Flink would have to reinterpret (only drops, reorders and renames are allowed)"
+	return "which Flink would have to reinterpret (a narrowing or a change of kind; only lossless widenings such as INT→BIGINT are allowed)"
 }
 
 // row compares two rows. Fields match by name; in FLINK mode also through the new field's aliases
 // (a rename), in ICEBERG_V2 never, since SR's logical model has no field ids.
 //
 //   - a field only in to is REQUIRED_FIELD_ADDED when NOT NULL; in FLINK a default lets the reader
-//     fill it (nothing invented), in ICEBERG_V2 it must be optional anyway (pre-v3 an added field
-//     has no value for existing rows, §9).
+//     fill it (nothing invented), in ICEBERG_V2 it must be optional (pre-v3 an added field has no
+//     value for existing rows) unless it is a list or map, which reads as empty.
 //   - a field only in from is FIELD_DELETED in ICEBERG_V2; FLINK allows drops.
 //   - ICEBERG_V2 rejects reorders: surviving fields must keep their relative order, and (stricter
 //     than the reference, which is silent) a field added before a surviving one shifts it and is
@@ -451,7 +454,7 @@ func (c *logicalChange) row(from, to LType, path, prefix string) {
 			i = slices.IndexFunc(from.Fields, func(f LField) bool { return slices.Contains(tf.Aliases, f.Name) })
 		}
 		if i < 0 || used[i] {
-			if !tf.Type.Nullable && (c.mode == IcebergV2 || !tf.HasDefault) {
+			if !tf.Type.Nullable && !readableWhenAbsent(tf, c.mode) {
 				why := "has no default, so Flink would have to invent its value for data without it"
 				if c.mode == IcebergV2 {
 					why = "is required, and an Iceberg v2 field added to a table has no value for existing rows: add it as optional"
@@ -488,6 +491,16 @@ func (c *logicalChange) row(from, to LType, path, prefix string) {
 			c.add(RuleFieldDeleted, fmt.Sprintf("%s/fields/%d", path, i), name, fmt.Sprintf("field '%s' is in %s but not in %s; Iceberg v2 compares by name (no field ids), so a delete or rename is rejected", name, c.fromName, c.toName))
 		}
 	}
+}
+
+// readableWhenAbsent: an added NOT NULL field old data lacks still has a value. Flink reads the
+// field's default; Iceberg v2 has no defaults before v3, but a list or map (a Protobuf repeated or
+// map field, an Avro array or map with a default) reads as empty.
+func readableWhenAbsent(f LField, mode LogicalMode) bool {
+	if !f.HasDefault {
+		return false
+	}
+	return mode == Flink || f.Type.Kind == KArray || f.Type.Kind == KMap
 }
 
 func label(field, path string) string {

@@ -27,8 +27,9 @@ const (
 	dec10_2 = `{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}`
 )
 
-// The rules of compatibility.md §8 for Avro, per mode: Flink allows drops, reorders and renames but
-// not reinterpretation or invention; Iceberg v2 compares by name and allows only its promotions.
+// The registry's LOGICAL rules for Avro, per mode (docs/reference/compatibility.md): Flink allows
+// drops, reorders, renames and lossless widenings but not reinterpretation or invention; Iceberg v2
+// compares by name and allows only its promotions.
 var logicalAvroRows = []logicalRow{
 	{name: "add nullable field", old: avroRec(fA), new: avroRec(fA + "," + fld("n", optStr))},
 	{name: "add NOT NULL field without default", old: avroRec(fA), new: avroRec(fA + "," + fB), flink: "REQUIRED_FIELD_ADDED", iceberg: "REQUIRED_FIELD_ADDED"},
@@ -41,10 +42,10 @@ var logicalAvroRows = []logicalRow{
 	{name: "nullable to NOT NULL", old: avroRec(fld("a", optStr)), new: avroRec(fA), flink: "NULLABLE_TO_NON_NULLABLE", iceberg: "NULLABLE_TO_NON_NULLABLE"},
 	{name: "NOT NULL to nullable", old: avroRec(fA), new: avroRec(fld("a", optStr))},
 	{name: "NOT NULL default removed", old: avroRec(fA + "," + fBd), new: avroRec(fA + "," + fB), flink: "NON_NULLABLE_DEFAULT_REMOVED", iceberg: "NON_NULLABLE_DEFAULT_REMOVED"},
-	{name: "int to long", old: avroRec(fld("n", `"int"`)), new: avroRec(fld("n", `"long"`)), flink: "UNSUPPORTED_TYPE_CHANGE"},
-	{name: "float to double", old: avroRec(fld("n", `"float"`)), new: avroRec(fld("n", `"double"`)), flink: "UNSUPPORTED_TYPE_CHANGE"},
+	{name: "int to long (a widening both modes read)", old: avroRec(fld("n", `"int"`)), new: avroRec(fld("n", `"long"`))},
+	{name: "float to double", old: avroRec(fld("n", `"float"`)), new: avroRec(fld("n", `"double"`))},
 	{name: "long to int", old: avroRec(fld("n", `"long"`)), new: avroRec(fld("n", `"int"`)), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
-	{name: "decimal precision widened", old: avroRec(fld("m", dec10_2)), new: avroRec(fld("m", `{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}`)), flink: "UNSUPPORTED_TYPE_CHANGE"},
+	{name: "decimal precision widened", old: avroRec(fld("m", dec10_2)), new: avroRec(fld("m", `{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}`))},
 	{name: "decimal precision narrowed", old: avroRec(fld("m", dec10_2)), new: avroRec(fld("m", `{"type":"bytes","logicalType":"decimal","precision":8,"scale":2}`)), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
 	{name: "decimal scale changed", old: avroRec(fld("m", dec10_2)), new: avroRec(fld("m", `{"type":"bytes","logicalType":"decimal","precision":10,"scale":3}`)), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
 	{name: "timestamp precision millis to micros", old: avroRec(fld("t", `{"type":"long","logicalType":"timestamp-millis"}`)), new: avroRec(fld("t", `{"type":"long","logicalType":"timestamp-micros"}`)), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
@@ -55,7 +56,9 @@ var logicalAvroRows = []logicalRow{
 	{name: "enum to string (both STRING)", old: avroRec(enm), new: avroRec(fld("e", `"string"`))},
 	{name: "nested field dropped", old: avroRec(fld("r", `{"type":"record","name":"N","fields":[`+fA+`,`+fBd+`]}`)), new: avroRec(fld("r", `{"type":"record","name":"N","fields":[`+fA+`]}`)), iceberg: "FIELD_DELETED"},
 	{name: "array items nullable to NOT NULL", old: avroRec(fld("xs", `{"type":"array","items":["null","int"]}`)), new: avroRec(fld("xs", `{"type":"array","items":"int"}`)), flink: "NULLABLE_TO_NON_NULLABLE", iceberg: "NULLABLE_TO_NON_NULLABLE"},
-	{name: "map values int to long", old: avroRec(fld("m", `{"type":"map","values":"int"}`)), new: avroRec(fld("m", `{"type":"map","values":"long"}`)), flink: "UNSUPPORTED_TYPE_CHANGE"},
+	{name: "map values int to long", old: avroRec(fld("m", `{"type":"map","values":"int"}`)), new: avroRec(fld("m", `{"type":"map","values":"long"}`))},
+	// Iceberg v2 has no defaults, but an added list or map reads as empty for existing rows.
+	{name: "add NOT NULL array with a default", old: avroRec(fA), new: avroRec(fA + "," + fld("xs", `{"type":"array","items":"int"},"default":[]`))},
 	// FORWARD judges new→old: an added field is a deleted one, a dropped one an added one.
 	{name: "FORWARD: add nullable field", level: compat.Forward, old: avroRec(fA), new: avroRec(fA + "," + fld("n", optStr)), iceberg: "FIELD_DELETED"},
 	{name: "FORWARD: drop NOT NULL field", level: compat.Forward, old: avroRec(fA + "," + fB), new: avroRec(fA), flink: "REQUIRED_FIELD_ADDED", iceberg: "REQUIRED_FIELD_ADDED"},
@@ -66,7 +69,12 @@ var logicalAvroRows = []logicalRow{
 // presence makes a field nullable); map keys are where MAP_KEY_TYPE_MISMATCH shows.
 var logicalProtoRows = []logicalRow{
 	{name: "map key int32 to int64", old: proto(`message M { map<int32,string> m = 1; }`), new: proto(`message M { map<int64,string> m = 1; }`), flink: "MAP_KEY_TYPE_MISMATCH", iceberg: "MAP_KEY_TYPE_MISMATCH"},
-	{name: "int32 to int64", old: proto(`message M { int32 n = 1; }`), new: proto(`message M { int64 n = 1; }`), flink: "UNSUPPORTED_TYPE_CHANGE"},
+	// The registry reads int32→int64 as a lossless widening in both modes.
+	{name: "int32 to int64", old: proto(`message M { int32 n = 1; }`), new: proto(`message M { int64 n = 1; }`)},
+	{name: "int64 to int32 narrows", old: proto(`message M { int64 n = 1; }`), new: proto(`message M { int32 n = 1; }`), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
+	// An added repeated or map field is an empty list or map for old data: not a required field.
+	{name: "add repeated field", old: proto(`message M { string a = 1; }`), new: proto(`message M { string a = 1; repeated int64 b = 2; }`)},
+	{name: "add map field", old: proto(`message M { string a = 1; }`), new: proto(`message M { string a = 1; map<string,int64> b = 2; }`)},
 	{name: "int32 to string", old: proto(`message M { int32 n = 1; }`), new: proto(`message M { string n = 1; }`), flink: "TYPE_MISMATCH", iceberg: "TYPE_MISMATCH"},
 	{name: "remove field", old: proto(`message M { string a = 1; int64 b = 2; }`), new: proto(`message M { string a = 1; }`), iceberg: "FIELD_DELETED"},
 	{name: "add implicit scalar (NOT NULL, zero default)", old: proto(`message M { string a = 1; }`), new: proto(`message M { string a = 1; int64 b = 2; }`), iceberg: "REQUIRED_FIELD_ADDED"},
@@ -206,19 +214,43 @@ func TestLogicalFollowsTransitivity(t *testing.T) {
 	}
 }
 
-// JSON Schema's logical conversion is not in the reference: the native verdict stands and says so.
-func TestLogicalOnJSONSchemaSaysItIsNotReproduced(t *testing.T) {
-	p := mustParse(t, schema.JSON, obj(`"a":{"type":"string"}`, ""))
-	if _, err := compat.ToLogical(p); !errors.Is(err, compat.ErrLogicalNotReproduced) {
-		t.Fatal(err)
+// JSON Schema converts too: properties in document order, required ones NOT NULL. The registry
+// reports integer→number as an unsupported type change (BIGINT to DOUBLE is no widening), which the
+// native check calls TYPE_EXTENDED and accepts.
+var logicalJSONRows = []logicalRow{
+	{name: "integer to number", old: obj(`"n":{"type":"integer"}`, `"required":["n"]`), new: obj(`"n":{"type":"number"}`, `"required":["n"]`), flink: "UNSUPPORTED_TYPE_CHANGE", iceberg: "UNSUPPORTED_TYPE_CHANGE"},
+	{name: "string to integer", old: obj(`"s":{"type":"string"}`, ""), new: obj(`"s":{"type":"integer"}`, ""), flink: "TYPE_MISMATCH", iceberg: "TYPE_MISMATCH"},
+	{name: "optional property made required", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"}`, `"required":["a"]`), flink: "NULLABLE_TO_NON_NULLABLE", iceberg: "NULLABLE_TO_NON_NULLABLE"},
+	{name: "optional property added at the end", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"},"b":{"type":"boolean"}`, "")},
+	{name: "property order changed", old: obj(`"a":{"type":"string"},"b":{"type":"string"}`, ""), new: obj(`"b":{"type":"string"},"a":{"type":"string"}`, ""), iceberg: "FIELD_REORDERED"},
+	{name: "property dropped", old: obj(`"a":{"type":"string"},"b":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"}`, ""), iceberg: "FIELD_DELETED"},
+	{name: "required property added without default", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"},"b":{"type":"string"}`, `"required":["b"]`), flink: "REQUIRED_FIELD_ADDED", iceberg: "REQUIRED_FIELD_ADDED"},
+	{name: "nullable through oneOf", old: obj(`"a":{"oneOf":[{"type":"null"},{"type":"string"}]}`, `"required":["a"]`), new: obj(`"a":{"type":["string","null"]}`, `"required":["a"]`)},
+}
+
+func TestLogicalJSONSchemaRules(t *testing.T) {
+	for _, r := range logicalJSONRows {
+		t.Run(r.name, func(t *testing.T) {
+			got := logicalFindings(t, schema.JSON, r.level, r.old, r.new)
+			for mode, want := range map[compat.LogicalMode]string{compat.Flink: r.flink, compat.IcebergV2: r.iceberg} {
+				var types []string
+				for _, in := range got {
+					if in.LogicalMode == mode {
+						types = append(types, in.Type)
+					}
+				}
+				if (want == "") != (len(types) == 0) || (want != "" && !slices.Contains(types, want)) {
+					t.Errorf("%s: got %v, want %q", mode, types, want)
+				}
+			}
+		})
 	}
-	res := compat.Check(compat.Backward, compat.Logical, p, []compat.Version{{Version: 1, Schema: p}})
-	if !res.Compatible || !strings.Contains(res.LogicalNotReproduced, "LOGICAL") {
-		t.Fatalf("%+v", res)
+	// Without a logical type (two non-null branches) the proposed schema is refused under LOGICAL.
+	p := mustParse(t, schema.JSON, obj(`"a":{"oneOf":[{"type":"string"},{"type":"integer"}]}`, ""))
+	if _, err := compat.ToLogical(p); err == nil || errors.Is(err, compat.ErrLogicalNotReproduced) {
+		t.Fatalf("two-branch oneOf: %v", err)
 	}
-	// The native JSON check under LOGICAL is STRICT: adding to an open model still fails.
-	nw := mustParse(t, schema.JSON, obj(`"a":{"type":"string"},"b":{"type":"integer"}`, ""))
-	if res := compat.Check(compat.Backward, compat.Logical, nw, []compat.Version{{Version: 1, Schema: p}}); res.Compatible {
+	if res := compat.Check(compat.Backward, compat.Logical, p, nil); res.Compatible || res.Incompatibilities[0].Type != compat.LogicalUnconvertible {
 		t.Fatalf("%+v", res)
 	}
 }

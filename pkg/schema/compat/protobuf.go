@@ -9,13 +9,15 @@ import (
 	"github.com/dataworkers/dw/pkg/schema"
 )
 
-// protoCompatibleChanges is SR's SchemaDiff.COMPATIBLE_CHANGES; every other difference fails.
+// protoCompatibleChanges is SR's SchemaDiff.COMPATIBLE_CHANGES; every other difference fails. A
+// package change is in it: the registry serialises message indexes, not names, so a reader under
+// another package still decodes the bytes (its published diff vectors judge it compatible).
 var protoCompatibleChanges = map[string]bool{
-	"MESSAGE_ADDED": true, "MESSAGE_MOVED": true, "ENUM_ADDED": true, "ENUM_REMOVED": true,
+	"PACKAGE_CHANGED": true, "MESSAGE_ADDED": true, "MESSAGE_MOVED": true, "ENUM_ADDED": true, "ENUM_REMOVED": true,
 	"ENUM_CONST_ADDED": true, "ENUM_CONST_CHANGED": true, "ENUM_CONST_REMOVED": true,
 	"FIELD_ADDED": true, "FIELD_REMOVED": true, "FIELD_NAME_CHANGED": true,
 	"FIELD_STRING_OR_BYTES_LABEL_CHANGED": true, "ONEOF_ADDED": true, "ONEOF_REMOVED": true,
-	"ONEOF_FIELD_ADDED": true, "ONEOF_FIELD_MOVED_TO_TOP_LEVEL": true,
+	"ONEOF_FIELD_ADDED": true,
 }
 
 // ProtobufDifference is one entry of SR's Protobuf diff.
@@ -67,7 +69,7 @@ func protoHint(d ProtobufDifference) string {
 	case "REQUIRED_FIELD_ADDED", "REQUIRED_FIELD_REMOVED":
 		h = "proto2 required fields cannot be added or removed"
 	case "ONEOF_FIELD_REMOVED":
-		h = "a member left a oneof that still exists"
+		h = "a oneof member's field number is gone from the message"
 	case "MULTIPLE_FIELDS_MOVED_TO_ONEOF":
 		h = "two or more existing fields moved into one oneof"
 	case "FIELD_MOVED_TO_EXISTING_ONEOF":
@@ -256,10 +258,10 @@ func (c *protoDiff) message(path string, o, u protoreflect.MessageDescriptor) {
 				ufd, inU := ut[n]
 				switch {
 				case !inU:
-					if top, ok := uTop[n]; ok {
-						c.add("ONEOF_FIELD_MOVED_TO_TOP_LEVEL", fp, string(top.Name()))
-						delete(uTop, n) // not an addition: it left the oneof
-					} else {
+					// A member that left this oneof but is still in the message (top level or
+					// another oneof) moved rather than vanished: only this oneof's exclusivity
+					// relaxed. Only a number gone from the whole message is a removal.
+					if _, still := uAll[n]; !still {
 						c.add("ONEOF_FIELD_REMOVED", fp, string(ofd.Name()))
 					}
 				case !inO:
@@ -325,7 +327,7 @@ func oneofs(m protoreflect.MessageDescriptor) map[string][]protoreflect.FieldDes
 	return out
 }
 
-// field mirrors SR's FieldSchemaDiff.compare plus the label rule of compatibility.md §3.
+// field mirrors SR's FieldSchemaDiff.compare plus the label rule of docs/reference/compatibility.md
 func (c *protoDiff) field(path string, o, u protoreflect.FieldDescriptor) {
 	if o.Name() != u.Name() {
 		c.add("FIELD_NAME_CHANGED", path, string(u.Name()))
@@ -364,7 +366,7 @@ func (c *protoDiff) fieldType(path, name string, o, u protoreflect.FieldDescript
 		// they are declared.
 		if om.ParentFile().Path() != c.origFile || um.ParentFile().Path() != c.updFile {
 			sub := &protoDiff{seen: c.seen, origFile: c.origFile, updFile: c.updFile}
-			sub.message("#/"+localName(om), om, um)
+			sub.message("#/"+strings.ReplaceAll(localName(om), ".", "/"), om, um)
 			bad := false
 			for _, d := range sub.out {
 				c.out = append(c.out, d)

@@ -46,6 +46,8 @@ type Decision struct {
 	// Blocking are the broken readers whose severity blocks.
 	Blocking []impact.Reader   `json:"blocking_readers"`
 	BlockOn  []impact.Severity `json:"block_on"`
+	// RuleSet names the registry rules that judged the compatibility part.
+	RuleSet compat.RuleSet `json:"rule_set"`
 }
 
 // Decide applies p to a compatibility verdict, the registry's own verdict when it was consulted
@@ -56,7 +58,7 @@ func Decide(p Policy, res compat.Result, reg Registry, a *impact.Assessment) Dec
 	if len(blockOn) == 0 {
 		blockOn = DefaultBlockOn
 	}
-	d := Decision{Reasons: []string{}, Blocking: []impact.Reader{}, BlockOn: blockOn}
+	d := Decision{Reasons: []string{}, Blocking: []impact.Reader{}, BlockOn: blockOn, RuleSet: res.RuleSet}
 	if reg.Consulted && !reg.Compatible && res.Compatible {
 		d.Verdict = "incompatible"
 		if p.AllowIncompatible {
@@ -116,6 +118,10 @@ func Decide(p Policy, res compat.Result, reg Registry, a *impact.Assessment) Dec
 	}
 	if !d.Failed && len(d.Reasons) == 0 {
 		d.Reasons = append(d.Reasons, "compatible under "+string(res.Level)+" and no reader breaks")
+	}
+	if res.AlreadyRegistered > 0 {
+		// Re-running the gate after the rollout must keep the answer it gave before it.
+		d.Reasons = append(d.Reasons, fmt.Sprintf("already registered as version %d: judged against the versions before it, as the registry judged it at registration, so the gate gives the answer it gave then", res.AlreadyRegistered))
 	}
 	return d
 }

@@ -86,3 +86,15 @@ func TestGateFailsWhenTheRegistrySaysIncompatible(t *testing.T) {
 		}
 	}
 }
+
+// The decision names the rule set that judged it and says when the schema was already registered,
+// so a re-run after the rollout reads as the same decision.
+func TestDecisionNamesTheRuleSetAndAnAlreadyRegisteredVersion(t *testing.T) {
+	res := compat.Result{Compatible: false, Level: compat.Backward, AlreadyRegistered: 12,
+		RuleSet:           compat.RuleSet{Format: "AVRO", Level: compat.Backward, Policy: compat.Logical},
+		Incompatibilities: []compat.Incompatibility{{Type: "FIELD_DELETED", OldVersion: 11, Message: "FIELD_DELETED (ICEBERG_V2)"}}}
+	d := gate.Decide(gate.Policy{}, res, gate.Registry{}, nil)
+	if !d.Failed || d.RuleSet.Policy != compat.Logical || !strings.Contains(strings.Join(d.Reasons, " | "), "already registered as version 12") {
+		t.Fatalf("%+v", d)
+	}
+}

@@ -36,6 +36,8 @@ type Subject struct {
 	Raw []registry.SubjectVersion `json:"-"`
 	// Live: loaded from a registry (false: given offline).
 	Live bool `json:"live"`
+	// ValidateFields: the subject enforces reserved field names (confluent:reserved).
+	ValidateFields bool `json:"validate_fields,omitempty"`
 	// NotReproduced are the parts of the registry's rule the checker does not reproduce
 	// (registry.SubjectConfig.NotReproduced); every verdict on the subject must show them.
 	NotReproduced []string `json:"not_reproduced,omitempty"`
@@ -66,7 +68,7 @@ func load(ctx context.Context, c *registry.Client, name string, allowNew bool) (
 			return nil, err
 		}
 	}
-	s := &Subject{Name: name, Level: cfg.Level, Policy: cfg.Policy, Live: true, Raw: hist, NotReproduced: cfg.NotReproduced,
+	s := &Subject{Name: name, Level: cfg.Level, Policy: cfg.Policy, Live: true, Raw: hist, NotReproduced: cfg.NotReproduced, ValidateFields: cfg.ValidateFields,
 		LevelSource: "registry global level (the subject has none of its own)"}
 	if cfg.Explicit {
 		s.LevelSource = "registry subject config"
@@ -86,6 +88,8 @@ type Given struct {
 	Version int
 	Format  schema.Format
 	Text    string
+	// References are the schemas it references, with their text.
+	References []schema.Reference
 }
 
 // Offline builds a subject from versions given by the caller (a CI job with no registry). An
@@ -109,7 +113,7 @@ func Offline(name string, level compat.Level, policy compat.Policy, given []Give
 			return nil, fmt.Errorf("version %d is given twice", v)
 		}
 		seen[v] = true
-		p, err := schema.Parse(g.Format, g.Text)
+		p, err := schema.Parse(g.Format, g.Text, g.References...)
 		if err != nil {
 			return nil, fmt.Errorf("earlier version %d: %w", v, err)
 		}
@@ -172,4 +176,29 @@ func (s *Subject) NextVersion() int {
 		n = max(n, v.Version)
 	}
 	return n + 1
+}
+
+// RegisteredAs returns the non-deleted version whose schema has p's canonical form, when p is
+// already registered under the subject: the registry answers a second registration of it with
+// that version, so it must be judged against the versions before it, never against itself.
+func (s *Subject) RegisteredAs(p *schema.Schema) (int, bool) {
+	for i := len(s.Versions) - 1; i >= 0; i-- {
+		v := s.Versions[i]
+		if !v.Deleted && v.Schema != nil && v.Schema.SameAs(p) {
+			return v.Version, true
+		}
+	}
+	return 0, false
+}
+
+// Base is the version a proposed schema changes: the one before it when it is already registered
+// as version n (n > 0), else the latest non-deleted version.
+func (s *Subject) Base(n int) (Version, error) {
+	if n > 0 {
+		if v, ok := s.Before(n); ok {
+			return v, nil
+		}
+		return Version{}, fmt.Errorf("%s v%d is the first version: nothing changed before it", s.Name, n)
+	}
+	return s.Get(0)
 }
