@@ -54,6 +54,9 @@ type FieldChange struct {
 	// Change is removed, renamed, type_changed, nullability_changed, added or default_changed.
 	Change string `json:"change"`
 	Detail string `json:"detail,omitempty"`
+	// Type is the field's schema type (the new schema's; the old one's for a removal), so a plan
+	// can choose a conversion's rounding from it.
+	Type string `json:"type,omitempty"`
 }
 
 // Reader is a consumer of a subject known from the graph.

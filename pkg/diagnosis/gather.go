@@ -236,7 +236,13 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	// A field counts as changed-and-read under the name readers knew it by (the old path of a rename).
 	changed := map[string]string{}
 	for _, c := range changes {
-		sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail})
+		fc := FieldChange{Path: c.Path, Change: string(c.Kind), Detail: c.Detail}
+		if c.New != nil {
+			fc.Type = c.New.Type
+		} else if c.Old != nil {
+			fc.Type = c.Old.Type
+		}
+		sc.Changes = append(sc.Changes, fc)
 		old := c.Path
 		if c.OldPath != "" {
 			old = c.OldPath
