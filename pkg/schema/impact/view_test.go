@@ -1,0 +1,267 @@
+package impact_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/graph"
+	"github.com/dataworkers/dw/pkg/lineage/flinksql"
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/impact"
+)
+
+func mustParse(t *testing.T, f schema.Format, text string) *schema.Schema {
+	t.Helper()
+	s, err := schema.Parse(f, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func field(t *testing.T, s *schema.Schema, path string) *schema.Field {
+	t.Helper()
+	f, ok := s.Field(path)
+	if !ok {
+		t.Fatalf("no field %s", path)
+	}
+	return &f
+}
+
+const adClicksV4 = `syntax = "proto3";
+package ads;
+import "google/protobuf/wrappers.proto";
+message AdClick {
+  string click_id = 1;
+  string campaign = 2;
+  int64 cost_micros = 3;
+  optional int64 bid_micros = 4;
+  google.protobuf.Int64Value budget_micros = 5;
+  bool billable = 6;
+  Channel channel = 7;
+  repeated string tags = 8;
+}
+enum Channel { CHANNEL_UNSPECIFIED = 0; SEARCH = 1; DISPLAY = 2; }`
+
+const adClicksV5 = `syntax = "proto3";
+package ads;
+message AdClick {
+  reserved 3, 4, 5, 6, 7, 8;
+  reserved "cost_micros";
+  string click_id = 1;
+  string campaign = 2;
+  double cost_usd = 9;
+}`
+
+func TestProto3RemovedScalarsReadAsZeroValuesNotNull(t *testing.T) {
+	v4, v5 := mustParse(t, schema.Protobuf, adClicksV4), mustParse(t, schema.Protobuf, adClicksV5)
+	cases := map[string]struct {
+		sym  impact.Symptom
+		sees string
+	}{
+		"cost_micros":   {impact.SymptomZeros, "0"},
+		"billable":      {impact.SymptomZeros, "false"},
+		"channel":       {impact.SymptomZeros, "CHANNEL_UNSPECIFIED (the enum's first value)"},
+		"tags":          {impact.SymptomZeros, "an empty list"},
+		"bid_micros":    {impact.SymptomNulls, "NULL"}, // proto3 optional has presence
+		"budget_micros": {impact.SymptomNulls, "NULL"}, // a wrapper type
+	}
+	for path, want := range cases {
+		v := impact.ReaderView(schema.Protobuf, field(t, v4, path), nil, "")
+		if v.Symptom != want.sym || v.Sees != want.sees {
+			t.Errorf("%s: got %s / %q (%s), want %s / %q", path, v.Symptom, v.Sees, v.Why, want.sym, want.sees)
+		}
+	}
+	v := impact.ReaderView(schema.Protobuf, field(t, v4, "cost_micros"), nil, "")
+	if !strings.Contains(v.Why, "not null") || strings.Contains(strings.Join(v.Checks, ","), "null_rate") {
+		t.Errorf("a zero is not a null: %+v", v)
+	}
+	_ = v5
+}
+
+func TestProto2RequiredAndDefaults(t *testing.T) {
+	old := mustParse(t, schema.Protobuf, `syntax = "proto2";
+package wh;
+message Pick { required string sku = 1; optional int32 qty = 2 [default = 1]; optional int32 bin = 3; }`)
+	if v := impact.ReaderView(schema.Protobuf, field(t, old, "sku"), nil, ""); v.Symptom != impact.SymptomStatementFailed {
+		t.Errorf("required: %+v", v)
+	}
+	if v := impact.ReaderView(schema.Protobuf, field(t, old, "qty"), nil, ""); v.Symptom != impact.SymptomDefault || !strings.Contains(v.Sees, "1") {
+		t.Errorf("default: %+v", v)
+	}
+	if v := impact.ReaderView(schema.Protobuf, field(t, old, "bin"), nil, ""); v.Symptom != impact.SymptomNulls {
+		t.Errorf("proto2 optional has presence: %+v", v)
+	}
+}
+
+func TestAvroResolutionDefaultsFailuresAndPromotions(t *testing.T) {
+	old := mustParse(t, schema.Avro, `{"type":"record","name":"Scan","namespace":"depot","fields":[
+  {"name":"parcel_id","type":"string"},
+  {"name":"weight_grams","type":"long"},
+  {"name":"dock","type":["null","string"],"default":null},
+  {"name":"pieces","type":"int","default":0},
+  {"name":"zone","type":"string","default":"A"},
+  {"name":"volume_cm3","type":"double"},
+  {"name":"seq","type":"long"}]}`)
+	cases := []struct {
+		path    string
+		newType string // "" removed
+		mode    string
+		sym     impact.Symptom
+	}{
+		{"weight_grams", "", "", impact.SymptomStatementFailed},
+		{"weight_grams", "", "log", impact.SymptomRowsMissing},
+		{"weight_grams", "", "IGNORE", impact.SymptomRowsMissing},
+		{"dock", "", "", impact.SymptomNulls},
+		{"pieces", "", "", impact.SymptomZeros},
+		{"zone", "", "", impact.SymptomDefault},
+		{"volume_cm3", "float", "", impact.SymptomConverted}, // writer float promotes to reader double
+		{"seq", "int", "", impact.SymptomConverted},
+		{"seq", "double", "", impact.SymptomStatementFailed}, // narrowing: no promotion double → long
+	}
+	for _, c := range cases {
+		var nf *schema.Field
+		if c.newType != "" {
+			f := *field(t, old, c.path)
+			f.Type = c.newType
+			nf = &f
+		}
+		v := impact.ReaderView(schema.Avro, field(t, old, c.path), nf, c.mode)
+		if v.Symptom != c.sym {
+			t.Errorf("%s→%q (%s): got %s (%s), want %s", c.path, c.newType, c.mode, v.Symptom, v.Why, c.sym)
+		}
+	}
+	v := impact.ReaderView(schema.Avro, field(t, old, "weight_grams"), nil, "log")
+	if !strings.Contains(v.Why, "no default") || !strings.Contains(v.Why, "rows vanish") || !slicesHas(v.Checks, "volume") {
+		t.Errorf("skip: %+v", v)
+	}
+}
+
+func TestJSONSchemaMissingPropertyIsNull(t *testing.T) {
+	old := mustParse(t, schema.JSON, `{"type":"object","properties":{"ride_id":{"type":"string"},"distance_km":{"type":"number"}},"required":["ride_id"]}`)
+	v := impact.ReaderView(schema.JSON, field(t, old, "distance_km"), nil, "")
+	if v.Symptom != impact.SymptomNulls || v.Sees != "NULL" {
+		t.Errorf("%+v", v)
+	}
+}
+
+func slicesHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// adResolver resolves the ad-clicks topic to its Protobuf subject at version 4.
+type adResolver struct{}
+
+func (adResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
+	switch ref.Table {
+	case "ad-clicks":
+		return flinksql.Table{Topic: "ad-clicks", ValueSubject: "ad-clicks-value", SchemaVersion: 4, Columns: []flinksql.Column{
+			{Name: "click_id", Type: "STRING"}, {Name: "campaign", Type: "STRING"}, {Name: "cost_micros", Type: "BIGINT"}}}, nil
+	case "campaign-spend":
+		return flinksql.Table{Topic: "campaign-spend", Columns: []flinksql.Column{{Name: "campaign", Type: "STRING"}, {Name: "spend_micros", Type: "BIGINT"}}}, nil
+	}
+	return flinksql.Table{}, flinksql.ErrTableNotFound
+}
+
+func TestAssessProto3RemovalPredictsZerosForThePinnedStatement(t *testing.T) {
+	g := seeded(t, 0)
+	ctx := context.Background()
+	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "campaign-spend-rollup",
+		SQL: "INSERT INTO `campaign-spend` SELECT campaign, SUM(cost_micros) AS spend_micros FROM `ad-clicks` GROUP BY campaign"}, adResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	v4, v5 := mustParse(t, schema.Protobuf, adClicksV4), mustParse(t, schema.Protobuf, adClicksV5)
+	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "ad-clicks-value", OldVersion: 4, NewVersion: 5, Old: v4, New: v5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred *impact.View
+	for i, p := range a.Predicted {
+		if p.Field == "cost_micros" {
+			pred = &a.Predicted[i]
+		}
+	}
+	if pred == nil || pred.Symptom != impact.SymptomZeros {
+		t.Fatalf("predicted %+v", a.Predicted)
+	}
+	for _, r := range a.Readers {
+		if r.URN == graph.FlinkStatementURN("campaign-spend-rollup") && r.Field == "cost_micros" {
+			if r.Symptom != impact.SymptomZeros || r.Sees != "0" || !r.Breaks ||
+				!strings.Contains(r.Effect, "0 for v5 records, not NULL") || !strings.Contains(r.Effect, "SUM(cost_micros) shrinks") {
+				t.Fatalf("statement %+v", r)
+			}
+			return
+		}
+	}
+	t.Fatalf("statement not among %+v", a.Readers)
+}
+
+// depotResolver resolves parcel-scans to its Avro subject at version 7.
+type depotResolver struct{}
+
+func (depotResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
+	switch ref.Table {
+	case "parcel-scans":
+		return flinksql.Table{Topic: "parcel-scans", ValueSubject: "parcel-scans-value", SchemaVersion: 7, Columns: []flinksql.Column{
+			{Name: "parcel_id", Type: "STRING"}, {Name: "depot", Type: "STRING"}, {Name: "weight_grams", Type: "BIGINT"}}}, nil
+	case "depot-load":
+		return flinksql.Table{Topic: "depot-load", Columns: []flinksql.Column{{Name: "depot", Type: "STRING"}, {Name: "total_grams", Type: "BIGINT"}}}, nil
+	}
+	return flinksql.Table{}, flinksql.ErrTableNotFound
+}
+
+func TestAssessAvroRemovalWithoutDefaultSkipsRowsUnderErrorHandlingLog(t *testing.T) {
+	g := seeded(t, 0)
+	ctx := context.Background()
+	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "depot-load-rollup",
+		SQL: "INSERT INTO `depot-load` SELECT depot, SUM(weight_grams) AS total_grams FROM `parcel-scans` GROUP BY depot"}, depotResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.Assets {
+		if b.Assets[i].URN == graph.FlinkStatementURN("depot-load-rollup") {
+			b.Assets[i].Attrs[impact.ErrorHandlingAttr] = "log"
+		}
+	}
+	if _, err := g.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	v7 := mustParse(t, schema.Avro, `{"type":"record","name":"Scan","fields":[{"name":"parcel_id","type":"string"},{"name":"depot","type":"string"},{"name":"weight_grams","type":"long"}]}`)
+	v8 := mustParse(t, schema.Avro, `{"type":"record","name":"Scan","fields":[{"name":"parcel_id","type":"string"},{"name":"depot","type":"string"},{"name":"weight_kg","type":"double","default":0}]}`)
+	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "parcel-scans-value", OldVersion: 7, NewVersion: 8, Old: v7, New: v8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Predicted) != 1 || a.Predicted[0].Symptom != impact.SymptomStatementFailed {
+		t.Fatalf("predicted under the default handling: %+v", a.Predicted)
+	}
+	found := false
+	for _, r := range a.Readers {
+		t.Logf("%s: %s", r.URN, r.Effect)
+		switch r.URN {
+		case graph.FlinkStatementURN("depot-load-rollup"):
+			found = true
+			if r.Symptom != impact.SymptomRowsMissing || !strings.Contains(r.Effect, "are skipped") || !strings.Contains(r.Effect, "SUM(weight_grams) shrinks") {
+				t.Errorf("statement %+v", r)
+			}
+		default:
+			if r.Symptom != impact.SymptomRowsMissing || !strings.Contains(r.Effect, "undecodable") {
+				t.Errorf("downstream %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("statement not among %+v", a.Readers)
+	}
+}
