@@ -58,6 +58,10 @@ type Request struct {
 	Compatibility *compat.Result
 	// MaxDepth bounds the walk (0: the graph's default).
 	MaxDepth int
+	// NewValues are values seen in new records that old ones never had (a new code in a
+	// low-cardinality field, e.g. from sample_topic's value counts); enum symbols the change adds
+	// are found from the schemas.
+	NewValues []ValueChange
 }
 
 // Reader is one downstream asset that reads a changed field, directly or through others.
@@ -81,10 +85,13 @@ type Reader struct {
 	SelectStar    bool `json:"select_star,omitempty"`
 	// Via is the asset it gets the value from.
 	Via graph.URN `json:"via,omitempty"`
-	// Symptom is what its data shows (nulls, zeros, rows missing, statement failed → stale), and
-	// Sees the value a reader pinned to the old schema gets, by the format's rules.
+	// Symptom is what its data shows (nulls, zeros, an understated figure, rows missing, statement
+	// failed → stale); Sees is the value that reaches it (for a statement pinned to the old schema,
+	// by the format's rules).
 	Symptom Symptom `json:"symptom,omitempty"`
 	Sees    string  `json:"sees,omitempty"`
+	// Reads say what its own SQL does with the value, expression by expression.
+	Reads []SQLRead `json:"reads,omitempty"`
 	// What happens to it, in one sentence.
 	Effect string `json:"effect"`
 	// Breaks: it will read wrong, missing or unreadable data.
@@ -110,6 +117,8 @@ type Assessment struct {
 	// Predicted is, per changed field, what a reader pinned to the old version sees of it in new
 	// records by the format's resolution rules (under the default error handling: fail).
 	Predicted []View `json:"predicted"`
+	// ValueChanges are the new values readers may compare (enum symbols added, codes observed).
+	ValueChanges []ValueChange `json:"value_changes,omitempty"`
 	// Broken counts the readers that break.
 	Broken int `json:"broken_readers"`
 	// Compatible is the registry-rule verdict (true when not given).
@@ -152,7 +161,12 @@ func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) 
 	if req.Compatibility != nil {
 		out.Compatible = req.Compatibility.Compatible
 	}
-	for _, c := range schema.Diff(req.Old, req.New) {
+	var diff []schema.Change
+	if req.Old != nil && req.New != nil {
+		diff = schema.Diff(req.Old, req.New)
+	}
+	out.ValueChanges = valueChanges(req, diff)
+	for _, c := range diff {
 		if c.Kind.AffectsReaders() {
 			out.Changes = append(out.Changes, c)
 			if v, ok := pinnedView(req, c, ""); ok {
@@ -186,6 +200,14 @@ func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) 
 				field = c.OldPath
 			}
 			readers, truncated, err := a.readersOf(ctx, req, subj, field, c, pinnedReadFails, added)
+			if err != nil {
+				return Assessment{}, err
+			}
+			out.Truncated = out.Truncated || truncated
+			out.Readers = append(out.Readers, readers...)
+		}
+		for _, vc := range out.ValueChanges {
+			readers, truncated, err := a.valueReaders(ctx, req, subj, vc)
 			if err != nil {
 				return Assessment{}, err
 			}
@@ -374,7 +396,9 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 				}
 			}
 		}
+		in := sym // what arrives, before this asset's own SQL
 		eff = through(ev, eff)
+		sym = after(sym, eff)
 		effects[k] = eff
 		symptoms[k] = sym
 		if carrier(asset.Kind) || n.Node.Asset == subj {
@@ -396,13 +420,20 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 				}
 			}
 			r.Evidence = ev
-			r.Symptom, r.Sees = sym.Symptom, sym.Sees
+			r.Symptom, r.Sees = sym.Symptom, in.Sees
+			if va, err := get(n.Via.Asset); err == nil && eff != effNone {
+				col := n.Via.Path
+				if col == "" {
+					col = field
+				}
+				r.Reads = sqlReads(asset, va.Name, col, in, nil)
+			}
 			r.Breaks = eff != effNone && eff != effType
 			viaName := n.Via.Asset.ID()
 			if va, err := get(n.Via.Asset); err == nil && va.Name != "" {
 				viaName = va.Name
 			}
-			r.Effect = sentence(req, c, field, asset, r, eff, ev, stops[k], pinnedReadFails, added, n, viaName, sym)
+			r.Effect = sentence(req, c, field, asset, r, eff, ev, stops[k], pinnedReadFails, added, n, viaName, in)
 		}
 		if n.Node.Path == "" {
 			r.TableLevel = len(r.Columns) == 0

@@ -28,6 +28,9 @@ const (
 	SymptomStatementFailed Symptom = "statement_failed"
 	// SymptomConverted: the value is read in the old type by a lossless promotion.
 	SymptomConverted Symptom = "converted"
+	// SymptomUnderstated: a figure computed upstream (a sum, a count) lost part of its input: no
+	// null or zero shows, the number is just smaller.
+	SymptomUnderstated Symptom = "understated"
 	// SymptomNone: the reader sees what it saw before.
 	SymptomNone Symptom = "none"
 )
@@ -43,6 +46,8 @@ func (s Symptom) Checks() []string {
 		return []string{"volume", "row count", "sums over the rows"}
 	case SymptomStatementFailed:
 		return []string{"freshness", "volume", "the statement's status"}
+	case SymptomUnderstated:
+		return []string{"sum/volume of the figure against its source", "anomaly on the figure"}
 	}
 	return []string{}
 }
@@ -325,4 +330,26 @@ func errorHandling(stmt, source graph.Asset) string {
 		return m
 	}
 	return source.Attrs[ErrorHandlingAttr]
+}
+
+// after is the symptom an asset's data shows once the effect at it is known: a sum or count over
+// the bad values is understated, a COALESCE turns a null into its fallback.
+func after(v View, e effect) View {
+	switch {
+	case e == effShrinks || e == effDrops || e == effSkews:
+		if v.Symptom == SymptomNulls || v.Symptom == SymptomZeros || v.Symptom == SymptomDefault {
+			v.Symptom, v.Sees = SymptomUnderstated, "an understated figure"
+			v.Checks = v.Symptom.Checks()
+		}
+	case e == effZero && v.Symptom == SymptomNulls:
+		v.Symptom, v.Sees = SymptomZeros, "the fallback"
+		v.Checks = v.Symptom.Checks()
+	case e == effSkips && v.Symptom != SymptomRowsMissing:
+		v.Symptom, v.Sees = SymptomRowsMissing, "no record"
+		v.Checks = v.Symptom.Checks()
+	case e == effFails && v.Symptom != SymptomStatementFailed:
+		v.Symptom, v.Sees = SymptomStatementFailed, "no new rows"
+		v.Checks = v.Symptom.Checks()
+	}
+	return v
 }

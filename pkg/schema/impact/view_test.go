@@ -197,7 +197,8 @@ func TestAssessProto3RemovalPredictsZerosForThePinnedStatement(t *testing.T) {
 	}
 	for _, r := range a.Readers {
 		if r.URN == graph.FlinkStatementURN("campaign-spend-rollup") && r.Field == "cost_micros" {
-			if r.Symptom != impact.SymptomZeros || r.Sees != "0" || !r.Breaks ||
+			if r.Symptom != impact.SymptomUnderstated || r.Sees != "0" || !r.Breaks || len(r.Reads) != 1 ||
+				r.Reads[0].Sentence != "`SUM(cost_micros)` adds zeros: sums drop toward zero and no null check sees it (into spend_micros)" ||
 				!strings.Contains(r.Effect, "0 for v5 records, not NULL") || !strings.Contains(r.Effect, "SUM(cost_micros) shrinks") {
 				t.Fatalf("statement %+v", r)
 			}
@@ -263,5 +264,60 @@ func TestAssessAvroRemovalWithoutDefaultSkipsRowsUnderErrorHandlingLog(t *testin
 	}
 	if !found {
 		t.Fatalf("statement not among %+v", a.Readers)
+	}
+}
+
+// tripResolver resolves the trips topic to its JSON Schema subject at version 2.
+type tripResolver struct{}
+
+func (tripResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
+	switch ref.Table {
+	case "trips":
+		return flinksql.Table{Topic: "trips", ValueSubject: "trips-value", SchemaVersion: 2, Columns: []flinksql.Column{
+			{Name: "trip_id", Type: "STRING"}, {Name: "city", Type: "STRING"}, {Name: "trip_state", Type: "STRING"}, {Name: "fare_cents", Type: "BIGINT"}}}, nil
+	case "finished-trips":
+		return flinksql.Table{Topic: "finished-trips", Columns: []flinksql.Column{{Name: "city", Type: "STRING"}, {Name: "trips", Type: "BIGINT"}, {Name: "fare_cents", Type: "BIGINT"}}}, nil
+	}
+	return flinksql.Table{}, flinksql.ErrTableNotFound
+}
+
+func TestAssessNewEnumValueMeetsAFilterThatDropsIt(t *testing.T) {
+	g := seeded(t, 0)
+	ctx := context.Background()
+	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "finished-trips-by-city",
+		SQL: "INSERT INTO `finished-trips` SELECT city, COUNT(*) AS trips, SUM(fare_cents) AS fare_cents FROM `trips` WHERE trip_state = 'ENDED' GROUP BY city"}, tripResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	v2 := mustParse(t, schema.JSON, `{"type":"object","properties":{"trip_id":{"type":"string"},"city":{"type":"string"},
+"trip_state":{"enum":["REQUESTED","ONGOING","ENDED","CANCELLED"]},"fare_cents":{"type":"integer"}},"required":["trip_id"]}`)
+	v3 := mustParse(t, schema.JSON, `{"type":"object","properties":{"trip_id":{"type":"string"},"city":{"type":"string"},
+"trip_state":{"enum":["REQUESTED","ONGOING","ENDED","ENDED_BY_DRIVER","CANCELLED"]},"fare_cents":{"type":"integer"}},"required":["trip_id"]}`)
+	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "trips-value", OldVersion: 2, NewVersion: 3, Old: v2, New: v3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ValueChanges) != 1 || a.ValueChanges[0].NewValues[0] != "ENDED_BY_DRIVER" {
+		t.Fatalf("value changes %+v", a.ValueChanges)
+	}
+	vr := impact.ValueReaders(a)
+	if len(vr) != 1 || vr[0].URN != graph.FlinkStatementURN("finished-trips-by-city") || vr[0].Symptom != impact.SymptomRowsMissing ||
+		vr[0].Effect != "the new value ENDED_BY_DRIVER is filtered out by `WHERE trip_state = 'ENDED'`: those rows vanish from this reader" {
+		t.Fatalf("value readers %+v (all: %+v)", vr, a.Readers)
+	}
+	if a.Broken != 1 || a.Verdict != "compatible but breaks 1 readers" {
+		t.Errorf("verdict %s, broken %d", a.Verdict, a.Broken)
+	}
+	// The same filter, given a code seen in the topic instead of a schema symbol.
+	a, err = impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "trips-value", OldVersion: 2, NewVersion: 2, Old: v2, New: v2,
+		NewValues: []impact.ValueChange{{Field: "trip_state", NewValues: []string{"ended"}, Source: "topic sample"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vr := impact.ValueReaders(a); len(vr) != 1 || !strings.Contains(vr[0].Effect, "the new value ended is filtered out") {
+		t.Fatalf("observed value %+v", a.Readers)
 	}
 }
