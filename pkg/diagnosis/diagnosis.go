@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
 // Evidence kinds, in the order they are listed.
@@ -96,6 +98,9 @@ type SchemaChange struct {
 	FieldNullRate float64 `json:"field_null_rate"`
 	OlderNullRate float64 `json:"older_versions_null_rate"`
 	NullField     string  `json:"null_field,omitempty"`
+	// Predicted is, per reader-affecting change, what a reader pinned to the version before sees
+	// of it by the format's rules (nulls, zeros, default, rows missing, statement failed).
+	Predicted []impact.View `json:"predicted,omitempty"`
 
 	// readFields are the on-path changed fields as readers name them (a rename's old name).
 	readFields []string
@@ -145,13 +150,19 @@ type Candidate struct {
 	// Supports lists the evidence kinds present: timing, lineage, reader, mode, data.
 	Supports []string `json:"supports"`
 	Score    int      `json:"score" jsonschema:"The number of independent kinds of evidence (0-5)"`
+	// SymptomCheck compares the observed failure with the symptom the change predicts.
+	SymptomCheck string `json:"symptom_check,omitempty" jsonschema:"The observed failure against the symptom the change predicts for pinned readers"`
+	// EffectOf names the candidate this one is the effect of (a statement that failed to
+	// deserialize the new version): it is evidence for that cause and ranks after it.
+	EffectOf string `json:"effect_of,omitempty" jsonschema:"The cause this failure is an effect of; it ranks right after it"`
 	lag      time.Duration
 	distance int
 }
 
 // Rule is the ranking rule, stated in every diagnosis.
 const Rule = "Ranked by the number of independent kinds of evidence (timing, lineage, reader, mode, data), " +
-	"then by the time from the change to the onset, then by lineage distance; a cause without lineage evidence never outranks one with it."
+	"then by the time from the change to the onset, then by lineage distance; a cause without lineage evidence never outranks one with it. " +
+	"A component that failed to read a schema version after it appeared (its error names the version's change) is evidence for that change and ranks right after it."
 
 // Result is the ranked diagnosis.
 type Result struct {
@@ -173,6 +184,7 @@ func Rank(in Input) Result {
 	}
 	for _, c := range in.Components {
 		if cand, ok := judgeComponent(in, c); ok {
+			tieToChange(in, c, &cand, cands[:len(in.SchemaChanges)])
 			cands = append(cands, cand)
 		}
 	}
@@ -197,6 +209,7 @@ func Rank(in Input) Result {
 		}
 		return a.distance < b.distance
 	})
+	cands = effectsAfterCauses(cands)
 	res := Result{Candidates: cands, Rule: Rule, Unchecked: in.Unchecked}
 	if res.Unchecked == nil {
 		res.Unchecked = []string{}
@@ -273,9 +286,17 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 		}
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s reads %s%s", r.URN, how, pinned))
 	}
-	if relevant := relevantChanges(sc); schemaExplains(in.FailureMode, relevant) {
+	relevant := relevantChanges(sc)
+	predicted := relevantPredictions(in, sc, relevant)
+	check, matches := symptomCheck(in.FailureMode, predicted)
+	c.SymptomCheck = check
+	switch {
+	case schemaExplains(in.FailureMode, relevant):
 		c.Supports = append(c.Supports, KindMode)
 		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s explains a %s failure", changeWords(relevant), in.FailureMode))
+	case matches:
+		c.Supports = append(c.Supports, KindMode)
+		c.Evidence = append(c.Evidence, check)
 	}
 	var data []string
 	if sc.NewVersionShare > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
 	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/impact"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -220,7 +221,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		return
 	}
 	prev := versions[i-1]
-	changes, err := diffVersions(prev, v)
+	changes, predicted, err := diffVersions(prev, v)
 	if err != nil {
 		ev.Versions = append(ev.Versions, vc)
 		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
@@ -229,7 +230,8 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	vc.DiffedTo, vc.Changes = prev.version, len(changes)
 	ev.Versions = append(ev.Versions, vc)
 	sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: firstSeen, Changes: []FieldChange{},
-		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1,
+		Predicted: predicted}
 	if note != "" {
 		sc.FirstSeenFrom = FirstSeenSample
 	}
@@ -451,7 +453,9 @@ func storedVersions(ctx context.Context, st *store.Store, subject string) ([]sto
 	return out, rows.Err()
 }
 
-func diffVersions(prev, cur storedVersion) ([]schema.Change, error) {
+// diffVersions diffs two stored versions and predicts what a reader pinned to prev sees of each
+// reader-affecting change in records written with cur.
+func diffVersions(prev, cur storedVersion) ([]schema.Change, []impact.View, error) {
 	parse := func(v storedVersion) (*schema.Schema, error) {
 		f, err := schema.ParseFormat(v.format)
 		if err != nil {
@@ -465,13 +469,13 @@ func diffVersions(prev, cur storedVersion) ([]schema.Change, error) {
 	}
 	o, err := parse(prev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, err := parse(cur)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return schema.Diff(o, n), nil
+	return schema.Diff(o, n), impact.Predict(o, n, ""), nil
 }
 
 // readers are the statements on the path that read a changed field from a topic the subject

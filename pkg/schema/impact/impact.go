@@ -169,11 +169,9 @@ func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) 
 	for _, c := range diff {
 		if c.Kind.AffectsReaders() {
 			out.Changes = append(out.Changes, c)
-			if v, ok := pinnedView(req, c, ""); ok {
-				out.Predicted = append(out.Predicted, v)
-			}
 		}
 	}
+	out.Predicted = Predict(req.Old, req.New, "")
 	subj := graph.SubjectURN(req.Subject)
 	if _, err := a.g.Get(ctx, subj); err != nil {
 		var nf *graph.NotFoundError

@@ -353,3 +353,22 @@ func after(v View, e effect) View {
 	}
 	return v
 }
+
+// Predict is, for every reader-affecting field change from old to new, what a reader pinned to
+// old sees of it in records written with new, under error-handling mode ("" = fail).
+func Predict(old, new *schema.Schema, mode string) []View {
+	if old == nil || new == nil {
+		return []View{}
+	}
+	req := Request{Old: old, New: new}
+	out := []View{}
+	for _, c := range schema.Diff(old, new) {
+		if !c.Kind.AffectsReaders() {
+			continue
+		}
+		if v, ok := pinnedView(req, c, mode); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package diagnosis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/impact"
+)
+
+func predict(t *testing.T, f schema.Format, old, new string) []impact.View {
+	t.Helper()
+	o, err := schema.Parse(f, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := schema.Parse(f, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return impact.Predict(o, n, "")
+}
+
+// A sensor statement pinned to v3 fails to deserialize v4, which dropped a field without a
+// default; the warehouse table it feeds goes stale. The change is the cause, the failed statement
+// its evidence.
+func TestAStatementThatFailedToDeserializeIsEvidenceForTheChange(t *testing.T) {
+	v3 := `{"type":"record","name":"Reading","namespace":"sensor","fields":[{"name":"device","type":"string"},{"name":"humidity_pct","type":"double"}]}`
+	v4 := `{"type":"record","name":"Reading","namespace":"sensor","fields":[{"name":"device","type":"string"},{"name":"humidity_permille","type":["null","int"],"default":null}]}`
+	sc := SchemaChange{Subject: "sensor-readings-value", Version: 4, FirstSeen: t0.Add(-40 * time.Minute), Distance: 3,
+		Changes: []FieldChange{{Path: "humidity_pct", Change: "removed"}, {Path: "humidity_permille", Change: "added"}},
+		OnPath:  []string{}, SubjectUpstream: true,
+		Readers:   []Reader{{URN: "flink:statement/sensor-hourly", PinnedVersion: 3, ReadsFields: []string{"humidity_pct"}, Expression: "AVG(humidity_pct)"}},
+		Predicted: predict(t, schema.Avro, v3, v4), NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	stmt := ComponentState{URN: "flink:statement/sensor-hourly", Kind: ComponentStatement, State: "FAILED", Streaming: true, Distance: 2,
+		Since:  t0.Add(-38 * time.Minute),
+		Detail: "Failed to deserialize Avro record: org.apache.avro.AvroTypeException: Found sensor.Reading, expecting sensor.Reading, missing required field humidity_pct"}
+	res := Rank(Input{FailureMode: ModeFreshness, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}, Components: []ComponentState{stmt}})
+	if len(res.Candidates) != 2 {
+		t.Fatalf("%+v", res.Candidates)
+	}
+	top, second := res.Candidates[0], res.Candidates[1]
+	if top.Kind != "schema_change" || second.Kind != "component_failure" || second.EffectOf != top.Source {
+		t.Fatalf("the change must rank first and the failure be its effect: %+v", res.Candidates)
+	}
+	ev := strings.Join(top.Evidence, " | ")
+	for _, want := range []string{"its error names humidity_pct, which v4 changed", "2m0s after v4 appeared", "not a rival cause",
+		"predicted: Avro resolution: the reader's humidity_pct has no default"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q: %s", want, ev)
+		}
+	}
+	if !has(top.Supports, KindMode) || !strings.Contains(top.SymptomCheck, "matches the prediction for humidity_pct") {
+		t.Errorf("the freshness failure should match the predicted failure: %+v", top)
+	}
+	if !strings.Contains(second.Cause, "the effect of sensor-readings-value v4 removed humidity_pct") {
+		t.Errorf("cause %q", second.Cause)
+	}
+	if !strings.Contains(res.Conclusion, "sensor-readings-value v4") {
+		t.Errorf("conclusion %q", res.Conclusion)
+	}
+}
+
+// A statement that failed before the version appeared, or with an error that is not about
+// decoding, stays a rival cause.
+func TestAnUnrelatedStatementFailureIsNotTiedToTheChange(t *testing.T) {
+	sc := SchemaChange{Subject: "sensor-readings-value", Version: 4, FirstSeen: t0.Add(-40 * time.Minute), Distance: 3,
+		Changes: []FieldChange{{Path: "humidity_pct", Change: "removed"}}, SubjectUpstream: true, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	for _, cs := range []ComponentState{
+		{URN: "flink:statement/sensor-hourly", Kind: ComponentStatement, State: "FAILED", Since: t0.Add(-50 * time.Minute), Distance: 2,
+			Detail: "missing required field humidity_pct"},
+		{URN: "flink:statement/sensor-hourly", Kind: ComponentStatement, State: "FAILED", Since: t0.Add(-30 * time.Minute), Distance: 2,
+			Detail: "compute pool lfcp-01 ran out of CFUs"},
+	} {
+		res := Rank(Input{FailureMode: ModeFreshness, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}, Components: []ComponentState{cs}})
+		for _, c := range res.Candidates {
+			if c.EffectOf != "" {
+				t.Errorf("%q tied: %+v", cs.Detail, c)
+			}
+		}
+	}
+}
+
+// Proto3 zeros: a null-rate check downstream of the pinned statement is not what the change
+// predicts, and the diagnosis says so; a custom zero-rate rule is, and counts as mode evidence.
+func TestTheObservedSymptomIsCheckedAgainstTheProto3Prediction(t *testing.T) {
+	v1 := `syntax = "proto3"; package shop; message Order { string id = 1; int64 discount_micros = 2; }`
+	v2 := `syntax = "proto3"; package shop; message Order { reserved 2; string id = 1; }`
+	sc := SchemaChange{Subject: "orders-value", Version: 2, FirstSeen: t0.Add(-30 * time.Minute), Distance: 3,
+		Changes: []FieldChange{{Path: "discount_micros", Change: "removed"}}, OnPath: []string{"discount_micros"},
+		Readers:   []Reader{{URN: "flink:statement/order-discounts", PinnedVersion: 1, ReadsFields: []string{"discount_micros"}}},
+		Predicted: predict(t, schema.Protobuf, v1, v2), NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	res := Rank(Input{FailureMode: ModeNullRate, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}})
+	if c := res.Candidates[0]; !strings.Contains(c.SymptomCheck, "discount_micros → zeros") || !strings.Contains(c.SymptomCheck, "which a null_rate check would not see first") {
+		t.Errorf("null rate against predicted zeros: %+v", c)
+	}
+	res = Rank(Input{FailureMode: ModeCustom, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}})
+	if c := res.Candidates[0]; !has(c.Supports, KindMode) || !strings.Contains(c.SymptomCheck, "sees 0") {
+		t.Errorf("custom rule against predicted zeros: %+v", c)
+	}
+}
