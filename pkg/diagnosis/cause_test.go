@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/kafka"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/impact"
 )
@@ -98,5 +99,30 @@ func TestTheObservedSymptomIsCheckedAgainstTheProto3Prediction(t *testing.T) {
 	res = Rank(Input{FailureMode: ModeCustom, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}})
 	if c := res.Candidates[0]; !has(c.Supports, KindMode) || !strings.Contains(c.SymptomCheck, "sees 0") {
 		t.Errorf("custom rule against predicted zeros: %+v", c)
+	}
+}
+
+// A volume drop after an enum symbol was added: the sample shows the new value only in new
+// records, and the change explains missing rows.
+func TestANewValueSeenInTheSampleExplainsAVolumeDrop(t *testing.T) {
+	sc := SchemaChange{Subject: "deliveries-value", Version: 6, FirstSeen: t0.Add(-3 * time.Hour), Distance: 4,
+		Changes: []FieldChange{{Path: "outcome", Change: "enum_symbols_added", Detail: "outcome gains symbols LEFT_AT_LOCKER"}},
+		OnPath:  []string{"outcome"}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	sample := kafka.Sample{Decoded: 30,
+		Versions: []kafka.VersionStat{{Label: "deliveries-value v5", Subject: "deliveries-value", Version: 5, Records: 20},
+			{Label: "deliveries-value v6", Subject: "deliveries-value", Version: 6, Records: 10}},
+		Fields: []kafka.FieldStat{{Field: "outcome", Values: []kafka.ValueCount{
+			{Value: "DELIVERED", Count: 24, ByVersion: map[string]int{"deliveries-value v5": 18, "deliveries-value v6": 6}},
+			{Value: "LEFT_AT_LOCKER", Count: 4, ByVersion: map[string]int{"deliveries-value v6": 4}},
+			{Value: "RETURNED", Count: 2, ByVersion: map[string]int{"deliveries-value v5": 2}}}}}}
+	measure(&sc, []kafka.Sample{sample})
+	if len(sc.NewValues) != 1 || sc.NewValues[0].Values[0] != "LEFT_AT_LOCKER" {
+		t.Fatalf("new values %+v", sc.NewValues)
+	}
+	res := Rank(Input{FailureMode: ModeVolume, Onset: t0, PathKnown: true, SchemaChanges: []SchemaChange{sc}})
+	top := res.Candidates[0]
+	if !has(top.Supports, KindMode) || !has(top.Supports, KindData) ||
+		!strings.Contains(strings.Join(top.Evidence, " "), "outcome taking LEFT_AT_LOCKER only in v6-or-later records") {
+		t.Fatalf("%+v", top)
 	}
 }

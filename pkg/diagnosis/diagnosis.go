@@ -101,9 +101,18 @@ type SchemaChange struct {
 	// Predicted is, per reader-affecting change, what a reader pinned to the version before sees
 	// of it by the format's rules (nulls, zeros, default, rows missing, statement failed).
 	Predicted []impact.View `json:"predicted,omitempty"`
+	// NewValues are values of on-path fields that only records of this version or later carry in
+	// the topic sample (a new enum symbol or code).
+	NewValues []ValuesSeen `json:"new_values,omitempty"`
 
 	// readFields are the on-path changed fields as readers name them (a rename's old name).
 	readFields []string
+}
+
+// ValuesSeen are new values of one field.
+type ValuesSeen struct {
+	Field  string   `json:"field"`
+	Values []string `json:"values"`
 }
 
 // FirstSeenSample is SchemaChange.FirstSeenFrom when the time is the earliest record in the sample.
@@ -310,6 +319,10 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 		data = append(data, fmt.Sprintf("%s is null or missing in %.0f%% of the sample's v%d-or-later records against %.0f%% of older ones",
 			field, sc.FieldNullRate*100, sc.Version, sc.OlderNullRate*100))
 	}
+	for _, nv := range sc.NewValues {
+		data = append(data, fmt.Sprintf("the topic sample shows %s taking %s only in v%d-or-later records: readers that filter, CASE or join on %s drop or misfile them",
+			nv.Field, strings.Join(nv.Values, ", "), sc.Version, nv.Field))
+	}
 	if len(data) > 0 {
 		c.Supports = append(c.Supports, KindData)
 		c.Evidence = append(c.Evidence, strings.Join(data, "; "))
@@ -339,6 +352,11 @@ func schemaExplains(mode string, changes []FieldChange) bool {
 			}
 		case "type_changed":
 			return mode != ModeFreshness
+		case "enum_symbols_added":
+			// A new value a filter drops shows as missing rows; a CASE that misfiles it, as a custom rule failing.
+			if mode == ModeVolume || mode == ModeCustom {
+				return true
+			}
 		}
 	}
 	return false

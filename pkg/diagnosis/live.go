@@ -495,6 +495,7 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 		return nil // the sample's own line in Unchecked says why
 	}
 	sc.NewVersionShare = versionShare(samples, sc.Subject, sc.Version)
+	sc.NewValues = newValues(sc, samples)
 	if len(sc.readFields) == 0 || sc.NewVersionShare < 0 {
 		return nil
 	}
@@ -521,4 +522,37 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 		return nil
 	}
 	return why
+}
+
+// newValues are the values of the change's on-path fields that, in the sample, only records of
+// this version or later carry: a new code that readers comparing values may drop.
+func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
+	var out []ValuesSeen
+	for _, field := range sc.OnPath {
+		seen := map[string]bool{}
+		var vals []string
+		for _, s := range samples {
+			for _, fs := range s.Fields {
+				if fs.Field != field {
+					continue
+				}
+				for _, vc := range fs.Values {
+					onlyNew := len(vc.ByVersion) > 0
+					for _, v := range s.Versions {
+						if vc.ByVersion[v.Label] > 0 && (v.Subject != sc.Subject || v.Version < sc.Version) {
+							onlyNew = false
+						}
+					}
+					if onlyNew && !seen[vc.Value] {
+						seen[vc.Value] = true
+						vals = append(vals, vc.Value)
+					}
+				}
+			}
+		}
+		if len(vals) > 0 {
+			out = append(out, ValuesSeen{Field: field, Values: vals})
+		}
+	}
+	return out
 }
