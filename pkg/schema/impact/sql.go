@@ -505,3 +505,10 @@ func ValueReaders(a Assessment) []Reader {
 	}
 	return out
 }
+
+// NullReads says what a reader's SQL does with column of table when the value arrives NULL (a
+// dropped or emptied column upstream), expression by expression: for a blast radius, which
+// names the readers but not yet the change's format.
+func NullReads(a graph.Asset, table, column string) []SQLRead {
+	return sqlReads(a, table, column, View{Symptom: SymptomNulls, Sees: "NULL"}, nil)
+}
