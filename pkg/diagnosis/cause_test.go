@@ -126,3 +126,29 @@ func TestANewValueSeenInTheSampleExplainsAVolumeDrop(t *testing.T) {
 		t.Fatalf("%+v", top)
 	}
 }
+
+// The reader's own SQL, read with what the format predicts it sees: a proto3 removal reads 0, so
+// the statement's filter drops every new row; a new code meets its IN list.
+func TestReaderSQLIsReadWithThePredictedSymptomAndNewValues(t *testing.T) {
+	v1 := `syntax = "proto3"; package fleet; message Trip { string id = 1; int64 distance_m = 2; string state = 3; }`
+	v2 := `syntax = "proto3"; package fleet; message Trip { reserved 2; string id = 1; string state = 3; double distance_km = 4; }`
+	sql := "INSERT INTO `long-trips` SELECT id, distance_m FROM `trips` WHERE distance_m > 5000 AND state IN ('DONE', 'PAID')"
+	r := Reader{URN: "flink:statement/long-trips", PinnedVersion: 1, ReadsFields: []string{"distance_m", "state"}, table: "trips"}
+	changes := []FieldChange{{Path: "distance_m", Change: "removed"}, {Path: "distance_km", Change: "added"}}
+	readSQL(&r, sql, predict(t, schema.Protobuf, v1, v2), changes)
+	if len(r.Reads) != 2 || r.Reads[0].Sentence != "passes distance_m on as distance_m: 0 for new records" ||
+		r.Reads[1].Sentence != "`WHERE distance_m > 5000` filters every new row out (0 does not pass it)" {
+		t.Fatalf("reads %+v", r.Reads)
+	}
+	sc := SchemaChange{Subject: "trips-value", Version: 2, OnPath: []string{"state"}, Readers: []Reader{r}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	sample := kafka.Sample{Decoded: 4,
+		Versions: []kafka.VersionStat{{Label: "trips-value v1", Subject: "trips-value", Version: 1, Records: 2}, {Label: "trips-value v2", Subject: "trips-value", Version: 2, Records: 2}},
+		Fields: []kafka.FieldStat{{Field: "state", Values: []kafka.ValueCount{
+			{Value: "DONE", Count: 3, ByVersion: map[string]int{"trips-value v1": 2, "trips-value v2": 1}},
+			{Value: "DONE_OFFLINE", Count: 1, ByVersion: map[string]int{"trips-value v2": 1}}}}}}
+	measure(&sc, []kafka.Sample{sample})
+	got := sc.Readers[0].Reads
+	if len(got) != 3 || got[2].Sentence != "the new value DONE_OFFLINE is filtered out by `WHERE state IN ('DONE', 'PAID')`: those rows vanish from this reader" {
+		t.Fatalf("reads %+v", got)
+	}
+}

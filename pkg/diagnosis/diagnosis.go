@@ -71,6 +71,11 @@ type Reader struct {
 	// Expression is how it reads them, e.g. SUM(response_bytes).
 	Expression string `json:"expression,omitempty"`
 	SelectStar bool   `json:"select_star,omitempty"`
+	// Reads say what its SQL does with the changed value (what the format predicts it sees, or a
+	// new value the sample shows), the expression quoted.
+	Reads []impact.SQLRead `json:"reads,omitempty"`
+
+	sql, table string // the statement's SQL and the topic it reads the fields from, as named there
 }
 
 // SchemaChange is a registered version first seen near the onset.
@@ -294,6 +299,11 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 			c.Supports = append(c.Supports, KindReader)
 		}
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s reads %s%s", r.URN, how, pinned))
+		for _, rd := range r.Reads {
+			if rd.Breaks {
+				c.Evidence = append(c.Evidence, r.URN+": "+rd.Sentence)
+			}
+		}
 	}
 	relevant := relevantChanges(sc)
 	predicted := relevantPredictions(in, sc, relevant)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -149,6 +150,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 			return in, ev, err
 		}
 		pins[u] = flinksql.ParsePins(a.Attrs)
+		p.sql[u] = a.Attrs[impact.SQLAttr]
 	}
 
 	// Versions first seen within the look-back; those dw-schema stored only after the onset wait
@@ -249,7 +251,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		if c.OldPath != "" {
 			old = c.OldPath
 		}
-		if c.Kind.AffectsReaders() {
+		if c.Kind.AffectsReaders() || c.Kind == schema.EnumSymbolsAdded {
 			changed[old] = c.Path
 		}
 		switch {
@@ -263,6 +265,9 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	}
 	sc.SubjectUpstream = !fieldLevel
 	sc.Readers = readers(lin, sj.topics, changed, pins, name)
+	for i := range sc.Readers {
+		readSQL(&sc.Readers[i], p.sql[graph.URN(sc.Readers[i].URN)], sc.Predicted, sc.Changes)
+	}
 	in.SchemaChanges = append(in.SchemaChanges, sc)
 }
 
@@ -271,6 +276,8 @@ type path struct {
 	subjects                           map[string]*subjectOnPath
 	statements, connectors, tableflows []graph.URN
 	depth                              map[graph.URN]int
+	// sql is each statement's SQL text.
+	sql map[graph.URN]string
 }
 
 type subjectOnPath struct {
@@ -289,7 +296,7 @@ func (p path) subjectNames() []string {
 }
 
 func onPath(lin graph.Lineage) path {
-	p := path{subjects: map[string]*subjectOnPath{}, depth: map[graph.URN]int{}}
+	p := path{subjects: map[string]*subjectOnPath{}, depth: map[graph.URN]int{}, sql: map[graph.URN]string{}}
 	for _, n := range lin.Nodes {
 		u := n.Node.Asset
 		if u.System() == graph.SystemSchema {
@@ -492,7 +499,7 @@ func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]st
 		}
 		r := byStmt[h.To.Asset]
 		if r == nil {
-			r = &Reader{URN: string(h.To.Asset), PinnedVersion: pins[h.To.Asset][subject].Version}
+			r = &Reader{URN: string(h.To.Asset), PinnedVersion: pins[h.To.Asset][subject].Version, table: strings.TrimPrefix(h.From.Asset.ID(), "topic/")}
 			byStmt[h.To.Asset] = r
 			order = append(order, h.To.Asset)
 		}
@@ -518,4 +525,27 @@ func joinURNs(us []graph.URN) string {
 		s[i] = string(u)
 	}
 	return strings.Join(s, ", ")
+}
+
+// readSQL says what the reader's SQL does with each changed field it reads, given what the
+// format predicts it sees (nulls when there is no prediction).
+func readSQL(r *Reader, sql string, predicted []impact.View, changes []FieldChange) {
+	if sql == "" {
+		return
+	}
+	r.sql = sql
+	for _, f := range r.ReadsFields {
+		if !slices.ContainsFunc(changes, func(c FieldChange) bool {
+			return c.Path == f && c.Change != string(schema.EnumSymbolsAdded) && c.Change != string(schema.FieldAdded)
+		}) && !slices.ContainsFunc(predicted, func(p impact.View) bool { return p.Field == f }) {
+			continue // only its values changed: the sample's new values say what the SQL does
+		}
+		v := impact.View{Field: f, Symptom: impact.SymptomNulls, Sees: "NULL"}
+		for _, p := range predicted {
+			if p.Field == f {
+				v = p
+			}
+		}
+		r.Reads = append(r.Reads, impact.ReadsOf(sql, r.table, f, v, nil)...)
+	}
 }

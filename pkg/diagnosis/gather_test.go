@@ -168,7 +168,8 @@ func TestTheStoryNamesV12TheStatementPinnedToV11TheDataAndTheBillingBlastRadius(
 		t.Fatalf("top: %+v\nunchecked: %v", top, rep.Result.Unchecked)
 	}
 	ev := strings.Join(top.Evidence, "\n")
-	for _, want := range []string{"flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "of the topic sample", "response_bytes is null or missing in 100% of the sample's v12-or-later records against 11% of older ones"} {
+	for _, want := range []string{"flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "of the topic sample", "response_bytes is null or missing in 100% of the sample's v12-or-later records against 11% of older ones",
+		"flink:statement/usage-hourly-rollup: `SUM(response_bytes)` skips nulls: sums shrink"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("evidence lacks %q:\n%s", want, ev)
 		}

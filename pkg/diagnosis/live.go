@@ -15,6 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/httpapi"
 	"github.com/dataworkers/dw/pkg/kafka"
+	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
 // Live reads the live state of what lies on the failing path. The agent builds each reader from
@@ -496,6 +497,14 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 	}
 	sc.NewVersionShare = versionShare(samples, sc.Subject, sc.Version)
 	sc.NewValues = newValues(sc, samples)
+	for _, nv := range sc.NewValues {
+		vc := impact.ValueChange{Field: nv.Field, NewValues: nv.Values, Source: "topic sample"}
+		for i := range sc.Readers {
+			if r := &sc.Readers[i]; r.sql != "" {
+				r.Reads = append(r.Reads, impact.ReadsOf(r.sql, r.table, nv.Field, impact.View{}, &vc)...)
+			}
+		}
+	}
 	if len(sc.readFields) == 0 || sc.NewVersionShare < 0 {
 		return nil
 	}

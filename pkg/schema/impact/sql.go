@@ -512,3 +512,10 @@ func ValueReaders(a Assessment) []Reader {
 func NullReads(a graph.Asset, table, column string) []SQLRead {
 	return sqlReads(a, table, column, View{Symptom: SymptomNulls, Sees: "NULL"}, nil)
 }
+
+// ReadsOf says what the SQL text does with column of table when the value shows v's symptom (or,
+// with values set, when it takes the new values): for callers that hold a statement's SQL but no
+// graph asset, such as a diagnosis.
+func ReadsOf(sql, table, column string, v View, values *ValueChange) []SQLRead {
+	return sqlReads(graph.Asset{Attrs: map[string]string{SQLAttr: sql}}, table, column, v, values)
+}
