@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -155,7 +156,7 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 		}
 		if n.Node.Path == "" {
 			im.TableLevel = true
-		} else if !(startAssets[n.Node.Asset] && containsFold(req.Fields, n.Node.Path)) {
+		} else if !(startAssets[n.Node.Asset] && slices.ContainsFunc(req.Fields, func(f string) bool { return strings.EqualFold(f, n.Node.Path) })) {
 			im.Fields = append(im.Fields, n.Node.Path)
 		}
 	}
@@ -263,27 +264,9 @@ func (g *Graph) builtBy(ctx context.Context, u URN, includeStale bool) ([]URN, e
 	}
 	var out []URN
 	for _, e := range edges {
-		if e.Kind == EdgeMaterializes && e.From.Asset.System() == SystemDBT && (includeStale || !e.Stale) && !containsURN(out, e.From.Asset) {
+		if e.Kind == EdgeMaterializes && e.From.Asset.System() == SystemDBT && (includeStale || !e.Stale) && !slices.Contains(out, e.From.Asset) {
 			out = append(out, e.From.Asset)
 		}
 	}
 	return out, nil
-}
-
-func containsURN(list []URN, u URN) bool {
-	for _, x := range list {
-		if x == u {
-			return true
-		}
-	}
-	return false
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -257,7 +257,7 @@ func (d *decoder) observe(payload []byte, seen func(path string, o observed)) er
 		m, _ := v.(map[string]any)
 		for _, f := range d.fields {
 			val, present := d.lookup(m, f.path)
-			seen(f.path, observe(val, present))
+			seen(f.path, classify(val, present))
 		}
 	case d.proto != nil:
 		return d.observeProto(payload, seen)
@@ -268,14 +268,14 @@ func (d *decoder) observe(payload []byte, seen func(path string, o observed)) er
 		}
 		for _, f := range d.fields {
 			val, present := m[f.path]
-			seen(f.path, observe(val, present))
+			seen(f.path, classify(val, present))
 		}
 	}
 	return nil
 }
 
-// observe classifies a decoded Avro or JSON value.
-func observe(v any, present bool) observed {
+// classify says what a decoded Avro or JSON value is.
+func classify(v any, present bool) observed {
 	if !present || v == nil {
 		return observed{null: true}
 	}

@@ -2,6 +2,7 @@ package impact
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/graph"
@@ -137,7 +138,7 @@ func avroView(v *View, old, new *schema.Field, mode string) {
 		}
 		v.Why = fmt.Sprintf("Avro resolution: the writer lacks %s, so the reader fills in its default %s for every new record", old.Path, old.Default)
 	case old.Type != new.Type:
-		if contains(avroPromotions[new.Type], old.Type) {
+		if slices.Contains(avroPromotions[new.Type], old.Type) {
 			v.Symptom, v.Sees = SymptomConverted, "the value promoted to "+old.Type
 			v.Why = fmt.Sprintf("Avro resolution promotes the writer's %s to the reader's %s", new.Type, old.Type)
 			if new.Type == "long" || old.Type == "float" {
@@ -239,14 +240,6 @@ func zeroText(s string) bool {
 	return false
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // pinnedView is the View of change c for a reader pinned to req.Old, under error-handling mode.
 func pinnedView(req Request, c schema.Change, mode string) (View, bool) {
