@@ -60,7 +60,7 @@ func messageAt(fd protoreflect.FileDescriptor, idx []int) (protoreflect.MessageD
 	return md, nil
 }
 
-// newProtoDecoder compiles the schema and lists the first message's fields (the one producers
+// newProto compiles the schema and lists the first message's fields (the one producers
 // write by default); records of other messages report their own fields.
 func (d *decoder) newProto(info SchemaInfo) {
 	s, err := schema.Parse(schema.Protobuf, info.Schema)
