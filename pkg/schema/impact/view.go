@@ -240,7 +240,6 @@ func zeroText(s string) bool {
 	return false
 }
 
-
 // pinnedView is the View of change c for a reader pinned to req.Old, under error-handling mode.
 func pinnedView(req Request, c schema.Change, mode string) (View, bool) {
 	if req.Old == nil || req.New == nil {
