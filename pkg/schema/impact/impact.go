@@ -205,7 +205,7 @@ func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) 
 			out.Readers = append(out.Readers, readers...)
 		}
 		for _, vc := range out.ValueChanges {
-			readers, truncated, err := a.valueReaders(ctx, req, subj, vc)
+			readers, truncated, err := a.valueReaders(ctx, req, subj, vc, out.Predicted)
 			if err != nil {
 				return Assessment{}, err
 			}

@@ -426,7 +426,15 @@ func valueChanges(req Request, diff []schema.Change) []ValueChange {
 }
 
 // valueReaders finds the readers downstream of a value change whose SQL compares the value.
-func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN, vc ValueChange) ([]Reader, bool, error) {
+func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN, vc ValueChange, predicted []View) ([]Reader, bool, error) {
+	// A statement pinned to the old version decodes records itself: the format may not resolve
+	// the new value at all (an Avro enum symbol without a default).
+	var pinnedFails *View
+	for i, p := range predicted {
+		if p.Field == vc.Field && (p.Symptom == SymptomStatementFailed || p.Symptom == SymptomRowsMissing || p.Symptom == SymptomDefault) {
+			pinnedFails = &predicted[i]
+		}
+	}
 	lin, err := a.g.Traverse(ctx, []graph.FieldRef{subj.Field(vc.Field)}, graph.TraverseOptions{Direction: graph.Downstream, MaxDepth: req.MaxDepth})
 	if err != nil {
 		return nil, false, err
@@ -456,6 +464,23 @@ func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN
 			col = vc.Field
 		}
 		reads := sqlReads(asset, via.Name, col, View{}, &vc)
+		pinned := 0
+		if asset.Kind == graph.KindFlinkStatement {
+			pinned = pinnedVersion(asset.Attrs["schema_pins"], req.Subject)
+		}
+		if pinnedFails != nil && asset.Kind == graph.KindFlinkStatement && (carrier(via.Kind) || n.Via.Asset == subj) &&
+			(req.NewVersion == 0 || pinned < req.NewVersion) {
+			v := *pinnedFails
+			if m := errorHandling(asset, via); m != "" {
+				for _, p := range Predict(req.Old, req.New, m) {
+					if p.Field == vc.Field {
+						v = p
+					}
+				}
+			}
+			reads = append([]SQLRead{{Expr: col, Clause: "decode", Breaks: true,
+				Sentence: fmt.Sprintf("decodes %s with the schema it was created against: %s", col, v.Why)}}, reads...)
+		}
 		if len(reads) == 0 {
 			continue
 		}
@@ -465,6 +490,7 @@ func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN
 				Change: ChangeValuesAdded, Via: n.Via.Asset, Owners: asset.Owners, Tags: asset.Tags, Criticality: asset.Criticality,
 				Schedule: asset.Schedule, Sees: "the new value " + strings.Join(vc.NewValues, ", "), Symptom: SymptomNone}
 			r.Severity, r.SeverityReason = severityOf(asset)
+			r.PinnedVersion = pinned
 			byAsset[asset.URN] = r
 			order = append(order, asset.URN)
 		}
@@ -477,7 +503,13 @@ func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN
 				r.Breaks, r.Effect = true, rd.Sentence
 				r.Evidence = rd.Expr
 				r.Symptom = SymptomRowsMissing
-				if strings.HasPrefix(rd.Expr, "CASE") {
+				switch {
+				case rd.Clause == "decode" && pinnedFails != nil:
+					r.Symptom = pinnedFails.Symptom
+					if strings.Contains(rd.Sentence, "is skipped") {
+						r.Symptom = SymptomRowsMissing
+					}
+				case strings.HasPrefix(rd.Expr, "CASE"):
 					r.Symptom = SymptomMisclassified
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hamba/avro/v2"
+
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/schema"
 )
@@ -355,12 +357,80 @@ func Predict(old, new *schema.Schema, mode string) []View {
 	req := Request{Old: old, New: new}
 	out := []View{}
 	for _, c := range schema.Diff(old, new) {
-		if !c.Kind.AffectsReaders() {
-			continue
+		var v View
+		var ok bool
+		switch {
+		case c.Kind.AffectsReaders():
+			v, ok = pinnedView(req, c, mode)
+		case c.Kind == schema.EnumSymbolsAdded:
+			v, ok = enumView(old, c, mode)
 		}
-		if v, ok := pinnedView(req, c, mode); ok {
+		if ok {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// enumView is what a reader pinned to old sees of a record carrying a symbol its enum lacks. In
+// Avro the symbol cannot be resolved: the reader's enum default is read instead, or, without one,
+// the record cannot be decoded. (Protobuf enums keep an unknown number and JSON Schema carries the
+// string: nothing fails, and the readers that compare the value are found from their SQL.)
+func enumView(old *schema.Schema, c schema.Change, mode string) (View, bool) {
+	if old.Format != schema.Avro || c.Old == nil || c.New == nil {
+		return View{}, false
+	}
+	var added []string
+	for _, s := range c.New.Symbols {
+		if !slices.Contains(c.Old.Symbols, s) {
+			added = append(added, s)
+		}
+	}
+	if len(added) == 0 {
+		return View{}, false
+	}
+	syms := strings.Join(added, ", ")
+	v := View{Field: c.Path, Format: schema.Avro}
+	name := strings.TrimPrefix(c.Old.Type, "enum ")
+	if e := findAvroEnum(old.AvroSchema(), name, map[string]bool{}); e != nil && e.HasDefault() {
+		v.Symptom, v.Sees = SymptomDefault, "the enum default "+e.Default()
+		v.Why = fmt.Sprintf("Avro resolution: the reader's enum %s lacks %s, so records carrying it read its default %s", name, syms, e.Default())
+	} else {
+		undecodable(&v, mode, fmt.Sprintf("Avro resolution: the reader's enum %s lacks %s and declares no default, so a record carrying it cannot be decoded", name, syms))
+	}
+	v.Checks = v.Symptom.Checks()
+	return v, true
+}
+
+// findAvroEnum finds the enum of that full name in the schema.
+func findAvroEnum(s avro.Schema, name string, seen map[string]bool) *avro.EnumSchema {
+	switch t := s.(type) {
+	case *avro.EnumSchema:
+		if t.FullName() == name {
+			return t
+		}
+	case *avro.RefSchema:
+		return findAvroEnum(t.Schema(), name, seen)
+	case *avro.RecordSchema:
+		if seen[t.FullName()] {
+			return nil
+		}
+		seen[t.FullName()] = true
+		for _, f := range t.Fields() {
+			if e := findAvroEnum(f.Type(), name, seen); e != nil {
+				return e
+			}
+		}
+	case *avro.UnionSchema:
+		for _, b := range t.Types() {
+			if e := findAvroEnum(b, name, seen); e != nil {
+				return e
+			}
+		}
+	case *avro.ArraySchema:
+		return findAvroEnum(t.Items(), name, seen)
+	case *avro.MapSchema:
+		return findAvroEnum(t.Values(), name, seen)
+	}
+	return nil
 }

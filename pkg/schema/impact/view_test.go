@@ -321,3 +321,55 @@ func TestAssessNewEnumValueMeetsAFilterThatDropsIt(t *testing.T) {
 		t.Fatalf("observed value %+v", a.Readers)
 	}
 }
+
+// An Avro enum symbol added: a statement pinned to the old version cannot resolve it without an
+// enum default (it fails, or skips those records under error-handling log), and reads the default
+// when there is one.
+func TestAvroEnumSymbolAddedFailsAPinnedReaderWithoutAnEnumDefault(t *testing.T) {
+	old := `{"type":"record","name":"Shipment","fields":[{"name":"id","type":"string"},
+{"name":"mode","type":{"type":"enum","name":"Mode","symbols":["ROAD","RAIL"]}}]}`
+	withDefault := `{"type":"record","name":"Shipment","fields":[{"name":"id","type":"string"},
+{"name":"mode","type":{"type":"enum","name":"Mode","symbols":["ROAD","RAIL","OTHER"],"default":"OTHER"}}]}`
+	newer := `{"type":"record","name":"Shipment","fields":[{"name":"id","type":"string"},
+{"name":"mode","type":{"type":"enum","name":"Mode","symbols":["ROAD","RAIL","SEA"]}}]}`
+	p := impact.Predict(mustParse(t, schema.Avro, old), mustParse(t, schema.Avro, newer), "")
+	if len(p) != 1 || p[0].Symptom != impact.SymptomStatementFailed || !strings.Contains(p[0].Why, "lacks SEA and declares no default") {
+		t.Fatalf("no default: %+v", p)
+	}
+	p = impact.Predict(mustParse(t, schema.Avro, old), mustParse(t, schema.Avro, newer), "ignore")
+	if len(p) != 1 || p[0].Symptom != impact.SymptomRowsMissing {
+		t.Fatalf("ignore: %+v", p)
+	}
+	newer2 := strings.Replace(withDefault, `"OTHER"],"default"`, `"OTHER","SEA"],"default"`, 1)
+	p = impact.Predict(mustParse(t, schema.Avro, withDefault), mustParse(t, schema.Avro, newer2), "")
+	if len(p) != 1 || p[0].Symptom != impact.SymptomDefault || p[0].Sees != "the enum default OTHER" {
+		t.Fatalf("default: %+v", p)
+	}
+}
+
+func TestAssessAvroEnumSymbolAddedStopsThePinnedStatementBeforeItsFilter(t *testing.T) {
+	g := seeded(t, 0)
+	ctx := context.Background()
+	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "finished-trips-by-city",
+		SQL: "INSERT INTO `finished-trips` SELECT city, COUNT(*) AS trips, SUM(fare_cents) AS fare_cents FROM `trips` WHERE trip_state = 'ENDED' GROUP BY city"}, tripResolver{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(symbols string) *schema.Schema {
+		return mustParse(t, schema.Avro, `{"type":"record","name":"Trip","fields":[{"name":"trip_id","type":"string"},{"name":"city","type":"string"},
+{"name":"trip_state","type":{"type":"enum","name":"TripState","symbols":[`+symbols+`]}},{"name":"fare_cents","type":"long"}]}`)
+	}
+	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "trips-value", OldVersion: 2, NewVersion: 3,
+		Old: rec(`"REQUESTED","ENDED"`), New: rec(`"REQUESTED","ENDED","ENDED_BY_DRIVER"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr := impact.ValueReaders(a)
+	if len(vr) != 1 || vr[0].Symptom != impact.SymptomStatementFailed || vr[0].PinnedVersion != 2 || len(vr[0].Reads) != 2 ||
+		!strings.Contains(vr[0].Effect, "decodes trip_state with the schema it was created against: Avro resolution: the reader's enum TripState lacks ENDED_BY_DRIVER") {
+		t.Fatalf("%+v", vr)
+	}
+}
