@@ -16,6 +16,7 @@ import (
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/impact"
+	"github.com/dataworkers/dw/pkg/sqlparse"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -264,7 +265,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		}
 	}
 	sc.SubjectUpstream = !fieldLevel
-	sc.Readers = readers(lin, sj.topics, changed, pins, name)
+	sc.Readers = readers(lin, sj.topics, changed, pins, name, p.sql)
 	for i := range sc.Readers {
 		readSQL(&sc.Readers[i], p.sql[graph.URN(sc.Readers[i].URN)], sc.Predicted, sc.Changes)
 	}
@@ -487,14 +488,23 @@ func diffVersions(prev, cur storedVersion) ([]schema.Change, []impact.View, erro
 
 // readers are the statements on the path that read a changed field from a topic the subject
 // describes, with the version each is pinned to and the expression the graph edge records.
-func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]string, pins map[graph.URN]map[string]flinksql.Pin, subject string) []Reader {
+//
+// A walk at table level (staleness, volume) reaches a statement through its table-level read of
+// the topic: which changed fields it reads then comes from its SQL, so the same field-level
+// reasoning applies as for a null spike.
+func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]string, pins map[graph.URN]map[string]flinksql.Pin, subject string,
+	sql map[graph.URN]string) []Reader {
 	byStmt := map[graph.URN]*Reader{}
 	var order []graph.URN
 	for _, h := range lin.Hops {
 		if h.To.Asset.System() != graph.SystemFlink || !topics[h.From.Asset] {
 			continue
 		}
-		if _, ok := changed[h.From.Path]; !ok {
+		fields := []string{h.From.Path}
+		if h.From.Path == "" {
+			fields = referenced(sql[h.To.Asset], strings.TrimPrefix(h.From.Asset.ID(), "topic/"), changed)
+		}
+		if _, ok := changed[h.From.Path]; h.From.Path != "" && !ok || h.From.Path == "" && len(fields) == 0 {
 			continue
 		}
 		r := byStmt[h.To.Asset]
@@ -503,8 +513,10 @@ func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]st
 			byStmt[h.To.Asset] = r
 			order = append(order, h.To.Asset)
 		}
-		if !has(r.ReadsFields, h.From.Path) {
-			r.ReadsFields = append(r.ReadsFields, h.From.Path)
+		for _, f := range fields {
+			if !has(r.ReadsFields, f) {
+				r.ReadsFields = append(r.ReadsFields, f)
+			}
 		}
 		for _, e := range h.Evidence {
 			if e.Transformation != "" && !strings.Contains(r.Expression, e.Transformation) {
@@ -516,6 +528,27 @@ func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]st
 	for _, u := range order {
 		out = append(out, *byStmt[u])
 	}
+	return out
+}
+
+// referenced are the changed fields (as readers name them) the statement's SQL reads from table.
+func referenced(sql, table string, changed map[string]string) []string {
+	if sql == "" {
+		return nil
+	}
+	stmts, _, err := sqlparse.ParseScript(sql)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for f := range changed {
+		for _, st := range stmts {
+			if len(sqlparse.ValueUses(st, nil, table, f)) > 0 && !has(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
