@@ -52,7 +52,8 @@ func TestAStatementThatFailedToDeserializeIsEvidenceForTheChange(t *testing.T) {
 			t.Errorf("evidence lacks %q: %s", want, ev)
 		}
 	}
-	if !has(top.Supports, KindMode) || !strings.Contains(top.SymptomCheck, "matches the prediction for humidity_pct") {
+	if !has(top.Supports, KindMode) || !strings.Contains(top.SymptomCheck, "matches the prediction for humidity_pct") ||
+		len(top.Predicted) != 1 || top.Predicted[0].Symptom != impact.SymptomStatementFailed {
 		t.Errorf("the freshness failure should match the predicted failure: %+v", top)
 	}
 	if !strings.Contains(second.Cause, "the effect of sensor-readings-value v4 removed humidity_pct") {

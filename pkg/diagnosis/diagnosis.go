@@ -164,7 +164,9 @@ type Candidate struct {
 	// Supports lists the evidence kinds present: timing, lineage, reader, mode, data.
 	Supports []string `json:"supports"`
 	Score    int      `json:"score" jsonschema:"The number of independent kinds of evidence (0-5)"`
-	// SymptomCheck compares the observed failure with the symptom the change predicts.
+	// Predicted is, for a schema change, what readers pinned to the version before see of each
+	// changed field by the format's rules; SymptomCheck compares the observed failure with it.
+	Predicted []impact.View `json:"predicted,omitempty" jsonschema:"For a schema change: what a reader pinned to the version before sees of each changed field (nulls, zeros, default, rows missing, statement failed)"`
 	SymptomCheck string `json:"symptom_check,omitempty" jsonschema:"The observed failure against the symptom the change predicts for pinned readers"`
 	// EffectOf names the candidate this one is the effect of (a statement that failed to
 	// deserialize the new version): it is evidence for that cause and ranks after it.
@@ -309,6 +311,7 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 	predicted := relevantPredictions(in, sc, relevant)
 	check, matches := symptomCheck(in.FailureMode, predicted)
 	c.SymptomCheck = check
+	c.Predicted = sc.Predicted
 	switch {
 	case schemaExplains(in.FailureMode, relevant):
 		c.Supports = append(c.Supports, KindMode)
