@@ -79,3 +79,24 @@ func TestStatementFailedLeavesAggregatesStale(t *testing.T) {
 	got := reads(t, "select sum(amount) as total from payments", "payments", "amount", View{Symptom: SymptomStatementFailed}, nil)
 	wantAll(t, got, "`SUM(amount)` is computed without them: the statement upstream stops, so no new rows arrive and the result goes stale")
 }
+
+func FuzzSQLReads(f *testing.F) {
+	f.Add("select sum(coalesce(x, 0)) from t where x > 0", "x", "ENDED")
+	f.Add("select case x when 'A' then 1 end, zeroifnull(x) from t join u on t.x = u.x group by x", "x", "B")
+	f.Add("select nvl(x) , count(x), x between 1 and 2, x in (1, -2) from t", "x", "0")
+	f.Fuzz(func(t *testing.T, sql, col, value string) {
+		a := graph.Asset{Attrs: map[string]string{SQLAttr: sql}}
+		for _, v := range []View{nulls, zeros, {Symptom: SymptomUnderstated}, {Symptom: SymptomStatementFailed}, {Symptom: SymptomDefault, Sees: "the default 7"}} {
+			for _, r := range sqlReads(a, "t", col, v, nil) {
+				if r.Sentence == "" {
+					t.Fatalf("empty sentence for %q", sql)
+				}
+			}
+		}
+		for _, r := range sqlReads(a, "t", col, View{}, &ValueChange{Field: col, NewValues: []string{value}}) {
+			if r.Sentence == "" {
+				t.Fatalf("empty sentence for %q", sql)
+			}
+		}
+	})
+}
