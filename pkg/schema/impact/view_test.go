@@ -373,3 +373,24 @@ func TestAssessAvroEnumSymbolAddedStopsThePinnedStatementBeforeItsFilter(t *test
 		t.Fatalf("%+v", vr)
 	}
 }
+
+func FuzzPredict(f *testing.F) {
+	f.Add(`{"type":"record","name":"R","fields":[{"name":"a","type":"long"},{"name":"e","type":{"type":"enum","name":"E","symbols":["X"]}}]}`,
+		`{"type":"record","name":"R","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["X","Y"]}}]}`, "log")
+	f.Add(`syntax = "proto3"; message M { int64 a = 1; optional string b = 2; }`, `syntax = "proto3"; message M { reserved 1; string a = 3; }`, "")
+	f.Add(`{"type":"object","properties":{"a":{"type":"number"}}}`, `{"type":"object","properties":{"a":{"type":"string"}}}`, "ignore")
+	f.Fuzz(func(t *testing.T, old, new, mode string) {
+		for _, fm := range []schema.Format{schema.Avro, schema.Protobuf, schema.JSON} {
+			o, err1 := schema.Parse(fm, old)
+			n, err2 := schema.Parse(fm, new)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			for _, v := range impact.Predict(o, n, mode) {
+				if v.Symptom == "" || v.Why == "" || v.Field == "" {
+					t.Fatalf("incomplete prediction %+v", v)
+				}
+			}
+		}
+	})
+}
