@@ -537,25 +537,15 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 // this version or later carry: a new code that readers comparing values may drop.
 func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
 	var out []ValuesSeen
+	isNew := func(v kafka.VersionStat) bool { return v.Subject == sc.Subject && v.Version >= sc.Version }
 	for _, field := range sc.OnPath {
 		seen := map[string]bool{}
 		var vals []string
 		for _, s := range samples {
-			for _, fs := range s.Fields {
-				if fs.Field != field {
-					continue
-				}
-				for _, vc := range fs.Values {
-					onlyNew := len(vc.ByVersion) > 0
-					for _, v := range s.Versions {
-						if vc.ByVersion[v.Label] > 0 && (v.Subject != sc.Subject || v.Version < sc.Version) {
-							onlyNew = false
-						}
-					}
-					if onlyNew && !seen[vc.Value] {
-						seen[vc.Value] = true
-						vals = append(vals, vc.Value)
-					}
+			for _, v := range s.NewValues(field, isNew) {
+				if !seen[v] {
+					seen[v] = true
+					vals = append(vals, v)
 				}
 			}
 		}

@@ -647,16 +647,24 @@ func (a *aggregator) valueCounts(f *fieldAcc) []ValueCount {
 	return out
 }
 
-// NewValues are the values of field that only records of version label (and none of the other
-// versions in the sample) carry: a new code meeting readers that compare values.
-func (s Sample) NewValues(field, label string) []string {
+// NewValues are the values of field that only records of the versions isNew accepts carry (none
+// of the other versions in the sample): a new code meeting readers that compare values.
+func (s Sample) NewValues(field string, isNew func(VersionStat) bool) []string {
+	label := map[string]bool{}
+	for _, v := range s.Versions {
+		label[v.Label] = isNew(v)
+	}
 	var out []string
 	for _, f := range s.Fields {
 		if f.Field != field {
 			continue
 		}
 		for _, v := range f.Values {
-			if v.ByVersion[label] > 0 && len(v.ByVersion) == 1 {
+			only := len(v.ByVersion) > 0
+			for l, n := range v.ByVersion {
+				only = only && (n == 0 || label[l])
+			}
+			if only {
 				out = append(out, v.Value)
 			}
 		}
@@ -758,7 +766,7 @@ func (a *aggregator) summary(s *Sample) []string {
 	if len(s.Versions) > 1 {
 		for _, f := range s.Fields {
 			for _, v := range s.Versions[1:] {
-				if nv := s.NewValues(f.Field, v.Label); len(nv) > 0 {
+				if nv := s.NewValues(f.Field, func(x VersionStat) bool { return x.Label == v.Label }); len(nv) > 0 {
 					out = append(out, fmt.Sprintf("%s takes values only %s records carry: %s", f.Field, v.Label, strings.Join(nv, ", ")))
 				}
 			}
