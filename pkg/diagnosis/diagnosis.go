@@ -166,8 +166,8 @@ type Candidate struct {
 	Score    int      `json:"score" jsonschema:"The number of independent kinds of evidence (0-5)"`
 	// Predicted is, for a schema change, what readers pinned to the version before see of each
 	// changed field by the format's rules; SymptomCheck compares the observed failure with it.
-	Predicted []impact.View `json:"predicted,omitempty" jsonschema:"For a schema change: what a reader pinned to the version before sees of each changed field (nulls, zeros, default, rows missing, statement failed)"`
-	SymptomCheck string `json:"symptom_check,omitempty" jsonschema:"The observed failure against the symptom the change predicts for pinned readers"`
+	Predicted    []impact.View `json:"predicted,omitempty" jsonschema:"For a schema change: what a reader pinned to the version before sees of each changed field (nulls, zeros, default, rows missing, statement failed)"`
+	SymptomCheck string        `json:"symptom_check,omitempty" jsonschema:"The observed failure against the symptom the change predicts for pinned readers"`
 	// EffectOf names the candidate this one is the effect of (a statement that failed to
 	// deserialize the new version): it is evidence for that cause and ranks after it.
 	EffectOf string `json:"effect_of,omitempty" jsonschema:"The cause this failure is an effect of; it ranks right after it"`
