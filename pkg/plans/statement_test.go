@@ -179,3 +179,23 @@ func TestReplacementExpressionCastsAndReadableStatesTheIntent(t *testing.T) {
 		t.Errorf("rename %s", got)
 	}
 }
+
+// A depot's statement summed whole grams; the new version carries kilograms as a double. The
+// corrected statement rounds into grams and still parses and reads only fields the schema has.
+func TestRewriteStatementConvertsKilogramsBackIntoGrams(t *testing.T) {
+	sql := "INSERT INTO `depot-load` SELECT depot, SUM(weight_grams) AS total_grams FROM `parcel-scans` GROUP BY depot"
+	r, why := deriveReplacement("weight_grams", []string{"weight_kg"}, "", map[string]string{"weight_grams": "long", "weight_kg": "double"})
+	if why != "" {
+		t.Fatal(why)
+	}
+	d, err := rewriteStatement(sql, []Replacement{r}, "parcel-scans", "depot-load-v2", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.SQL, "SUM(COALESCE(CAST(ROUND(weight_kg * 1000) AS BIGINT), weight_grams)) AS total_grams") {
+		t.Fatalf("draft %s", d.SQL)
+	}
+	if _, err := checkStatement(d.SQL, map[string][]string{"parcel-scans": {"parcel_id", "depot", "weight_kg", "weight_grams"}}); err != nil {
+		t.Fatal(err)
+	}
+}
