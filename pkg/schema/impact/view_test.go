@@ -156,31 +156,66 @@ func slicesHas(list []string, s string) bool {
 	return false
 }
 
-// adResolver resolves the ad-clicks topic to its Protobuf subject at version 4.
-type adResolver struct{}
+// tables resolves the Flink tables of a test's statements by name.
+type tables map[string]flinksql.Table
 
-func (adResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
-	switch ref.Table {
-	case "ad-clicks":
-		return flinksql.Table{Topic: "ad-clicks", ValueSubject: "ad-clicks-value", SchemaVersion: 4, Columns: []flinksql.Column{
-			{Name: "click_id", Type: "STRING"}, {Name: "campaign", Type: "STRING"}, {Name: "cost_micros", Type: "BIGINT"}}}, nil
-	case "campaign-spend":
-		return flinksql.Table{Topic: "campaign-spend", Columns: []flinksql.Column{{Name: "campaign", Type: "STRING"}, {Name: "spend_micros", Type: "BIGINT"}}}, nil
+func (ts tables) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
+	if t, ok := ts[ref.Table]; ok {
+		return t, nil
 	}
 	return flinksql.Table{}, flinksql.ErrTableNotFound
 }
 
-func TestAssessProto3RemovalPredictsZerosForThePinnedStatement(t *testing.T) {
-	g := seeded(t, 0)
+// importStatement records a Flink statement in g, with extra attributes on its asset.
+func importStatement(t *testing.T, g *graph.Graph, name, sql string, ts tables, attrs map[string]string) {
+	t.Helper()
 	ctx := context.Background()
-	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "campaign-spend-rollup",
-		SQL: "INSERT INTO `campaign-spend` SELECT campaign, SUM(cost_micros) AS spend_micros FROM `ad-clicks` GROUP BY campaign"}, adResolver{})
+	b, err := flinksql.Import(ctx, flinksql.Statement{Name: name, SQL: sql}, ts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range b.Assets {
+		if b.Assets[i].URN == graph.FlinkStatementURN(name) {
+			for k, v := range attrs {
+				b.Assets[i].Attrs[k] = v
+			}
+		}
 	}
 	if _, err := g.Import(ctx, b); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func cols(names ...string) []flinksql.Column {
+	out := make([]flinksql.Column, 0, len(names))
+	for _, n := range names {
+		out = append(out, flinksql.Column{Name: n, Type: "STRING"})
+	}
+	return out
+}
+
+const finishedTripsSQL = "INSERT INTO `finished-trips` SELECT city, COUNT(*) AS trips, SUM(fare_cents) AS fare_cents FROM `trips` WHERE trip_state = 'ENDED' GROUP BY city"
+
+var (
+	adTables = tables{
+		"ad-clicks":      {Topic: "ad-clicks", ValueSubject: "ad-clicks-value", SchemaVersion: 4, Columns: cols("click_id", "campaign", "cost_micros")},
+		"campaign-spend": {Topic: "campaign-spend", Columns: cols("campaign", "spend_micros")},
+	}
+	depotTables = tables{
+		"parcel-scans": {Topic: "parcel-scans", ValueSubject: "parcel-scans-value", SchemaVersion: 7, Columns: cols("parcel_id", "depot", "weight_grams")},
+		"depot-load":   {Topic: "depot-load", Columns: cols("depot", "total_grams")},
+	}
+	tripTables = tables{
+		"trips":          {Topic: "trips", ValueSubject: "trips-value", SchemaVersion: 2, Columns: cols("trip_id", "city", "trip_state", "fare_cents")},
+		"finished-trips": {Topic: "finished-trips", Columns: cols("city", "trips", "fare_cents")},
+	}
+)
+
+func TestAssessProto3RemovalPredictsZerosForThePinnedStatement(t *testing.T) {
+	g := seeded(t, 0)
+	ctx := context.Background()
+	importStatement(t, g, "campaign-spend-rollup",
+		"INSERT INTO `campaign-spend` SELECT campaign, SUM(cost_micros) AS spend_micros FROM `ad-clicks` GROUP BY campaign", adTables, nil)
 	v4, v5 := mustParse(t, schema.Protobuf, adClicksV4), mustParse(t, schema.Protobuf, adClicksV5)
 	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "ad-clicks-value", OldVersion: 4, NewVersion: 5, Old: v4, New: v5})
 	if err != nil {
@@ -208,36 +243,12 @@ func TestAssessProto3RemovalPredictsZerosForThePinnedStatement(t *testing.T) {
 	t.Fatalf("statement not among %+v", a.Readers)
 }
 
-// depotResolver resolves parcel-scans to its Avro subject at version 7.
-type depotResolver struct{}
-
-func (depotResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
-	switch ref.Table {
-	case "parcel-scans":
-		return flinksql.Table{Topic: "parcel-scans", ValueSubject: "parcel-scans-value", SchemaVersion: 7, Columns: []flinksql.Column{
-			{Name: "parcel_id", Type: "STRING"}, {Name: "depot", Type: "STRING"}, {Name: "weight_grams", Type: "BIGINT"}}}, nil
-	case "depot-load":
-		return flinksql.Table{Topic: "depot-load", Columns: []flinksql.Column{{Name: "depot", Type: "STRING"}, {Name: "total_grams", Type: "BIGINT"}}}, nil
-	}
-	return flinksql.Table{}, flinksql.ErrTableNotFound
-}
-
 func TestAssessAvroRemovalWithoutDefaultSkipsRowsUnderErrorHandlingLog(t *testing.T) {
 	g := seeded(t, 0)
 	ctx := context.Background()
-	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "depot-load-rollup",
-		SQL: "INSERT INTO `depot-load` SELECT depot, SUM(weight_grams) AS total_grams FROM `parcel-scans` GROUP BY depot"}, depotResolver{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range b.Assets {
-		if b.Assets[i].URN == graph.FlinkStatementURN("depot-load-rollup") {
-			b.Assets[i].Attrs[impact.ErrorHandlingAttr] = "log"
-		}
-	}
-	if _, err := g.Import(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	importStatement(t, g, "depot-load-rollup",
+		"INSERT INTO `depot-load` SELECT depot, SUM(weight_grams) AS total_grams FROM `parcel-scans` GROUP BY depot", depotTables,
+		map[string]string{impact.ErrorHandlingAttr: "log"})
 	v7 := mustParse(t, schema.Avro, `{"type":"record","name":"Scan","fields":[{"name":"parcel_id","type":"string"},{"name":"depot","type":"string"},{"name":"weight_grams","type":"long"}]}`)
 	v8 := mustParse(t, schema.Avro, `{"type":"record","name":"Scan","fields":[{"name":"parcel_id","type":"string"},{"name":"depot","type":"string"},{"name":"weight_kg","type":"double","default":0}]}`)
 	a, err := impact.New(g, func() time.Time { return now }).Assess(ctx, impact.Request{Subject: "parcel-scans-value", OldVersion: 7, NewVersion: 8, Old: v7, New: v8})
@@ -267,31 +278,10 @@ func TestAssessAvroRemovalWithoutDefaultSkipsRowsUnderErrorHandlingLog(t *testin
 	}
 }
 
-// tripResolver resolves the trips topic to its JSON Schema subject at version 2.
-type tripResolver struct{}
-
-func (tripResolver) ResolveTable(_ context.Context, ref flinksql.TableRef, _ time.Time) (flinksql.Table, error) {
-	switch ref.Table {
-	case "trips":
-		return flinksql.Table{Topic: "trips", ValueSubject: "trips-value", SchemaVersion: 2, Columns: []flinksql.Column{
-			{Name: "trip_id", Type: "STRING"}, {Name: "city", Type: "STRING"}, {Name: "trip_state", Type: "STRING"}, {Name: "fare_cents", Type: "BIGINT"}}}, nil
-	case "finished-trips":
-		return flinksql.Table{Topic: "finished-trips", Columns: []flinksql.Column{{Name: "city", Type: "STRING"}, {Name: "trips", Type: "BIGINT"}, {Name: "fare_cents", Type: "BIGINT"}}}, nil
-	}
-	return flinksql.Table{}, flinksql.ErrTableNotFound
-}
-
 func TestAssessNewEnumValueMeetsAFilterThatDropsIt(t *testing.T) {
 	g := seeded(t, 0)
 	ctx := context.Background()
-	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "finished-trips-by-city",
-		SQL: "INSERT INTO `finished-trips` SELECT city, COUNT(*) AS trips, SUM(fare_cents) AS fare_cents FROM `trips` WHERE trip_state = 'ENDED' GROUP BY city"}, tripResolver{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Import(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	importStatement(t, g, "finished-trips-by-city", finishedTripsSQL, tripTables, nil)
 	v2 := mustParse(t, schema.JSON, `{"type":"object","properties":{"trip_id":{"type":"string"},"city":{"type":"string"},
 "trip_state":{"enum":["REQUESTED","ONGOING","ENDED","CANCELLED"]},"fare_cents":{"type":"integer"}},"required":["trip_id"]}`)
 	v3 := mustParse(t, schema.JSON, `{"type":"object","properties":{"trip_id":{"type":"string"},"city":{"type":"string"},
@@ -350,14 +340,7 @@ func TestAvroEnumSymbolAddedFailsAPinnedReaderWithoutAnEnumDefault(t *testing.T)
 func TestAssessAvroEnumSymbolAddedStopsThePinnedStatementBeforeItsFilter(t *testing.T) {
 	g := seeded(t, 0)
 	ctx := context.Background()
-	b, err := flinksql.Import(ctx, flinksql.Statement{Name: "finished-trips-by-city",
-		SQL: "INSERT INTO `finished-trips` SELECT city, COUNT(*) AS trips, SUM(fare_cents) AS fare_cents FROM `trips` WHERE trip_state = 'ENDED' GROUP BY city"}, tripResolver{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Import(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	importStatement(t, g, "finished-trips-by-city", finishedTripsSQL, tripTables, nil)
 	rec := func(symbols string) *schema.Schema {
 		return mustParse(t, schema.Avro, `{"type":"record","name":"Trip","fields":[{"name":"trip_id","type":"string"},{"name":"city","type":"string"},
 {"name":"trip_state","type":{"type":"enum","name":"TripState","symbols":[`+symbols+`]}},{"name":"fare_cents","type":"long"}]}`)
