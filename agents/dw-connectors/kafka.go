@@ -110,7 +110,9 @@ func sampleTopic(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Read("sample_topic",
 		"Read a bounded sample of recent records (or a time range) and decode the Confluent wire format: which schema "+
 			"versions producers write and since when (\"v12 appears at 14:10 and is 18% of records since\"), a timeline, and "+
-			"per-field null rates by version. Use it when a downstream null or volume change may come from a new schema version.",
+			"per-field null and zero rates by version (Avro, JSON Schema and Protobuf with its message indexes; an absent proto3 scalar is zero, not null), "+
+			"and value counts of enum and low-cardinality fields by version with the values only a new version carries. "+
+			"Use it when a downstream null, zero, value or volume change may come from a new schema version.",
 		func(ctx context.Context, p sampleTopicParams) (kafka.Sample, error) {
 			now := env.Now()
 			since, err := parseWhen("since", p.Since, now)

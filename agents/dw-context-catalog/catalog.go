@@ -19,6 +19,7 @@ import (
 	"github.com/dataworkers/dw/pkg/lineage/openlineage"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/registry"
+	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
 // deps is what the catalog tools share: the env, and the graph on the store opened on first use.
@@ -288,14 +289,24 @@ type blastParams struct {
 
 type blastResult struct {
 	graph.BlastRadius
-	Summary string `json:"summary"`
+	// Reads say, per field-level reader with SQL (Flink statements, dbt models, jobs), what its
+	// SQL does with the reached column if the value arrives NULL, the expression quoted.
+	Reads   []assetReads `json:"reads,omitempty"`
+	Summary string       `json:"summary"`
+}
+
+type assetReads struct {
+	URN    graph.URN        `json:"urn"`
+	Column string           `json:"column"`
+	Reads  []impact.SQLRead `json:"reads"`
 }
 
 func blastRadius(d *deps) mcpkit.Tool {
 	return mcpkit.Read("blast_radius_analysis",
 		"Everything downstream of a change to an asset or some of its fields: assets grouped by system and kind, field-level "+
 			"impact kept apart from table-level, owners to notify, critical assets (money, customer_facing, pii, external), "+
-			"external sinks, and scheduled jobs with their next run time.",
+			"external sinks, scheduled jobs with their next run time, and per reader with SQL what it does with the value if it arrives NULL "+
+			"(COALESCE, SUM, COUNT, filters, joins, CASE, the expression quoted); a table a dbt model builds counts as that model.",
 		func(ctx context.Context, p blastParams) (blastResult, error) {
 			g, err := d.graph(ctx)
 			if err != nil {
@@ -318,8 +329,44 @@ func blastRadius(d *deps) mcpkit.Tool {
 			if err != nil {
 				return blastResult{}, err
 			}
-			return blastResult{BlastRadius: br, Summary: summarize(br)}, nil
+			reads, err := sqlReads(ctx, g, br)
+			if err != nil {
+				return blastResult{}, err
+			}
+			return blastResult{BlastRadius: br, Reads: reads, Summary: summarize(br)}, nil
 		}, mcpkit.LocalOnly())
+}
+
+// maxReadAssets bounds how many readers' SQL a blast radius reads.
+const maxReadAssets = 200
+
+// sqlReads reads the SQL of the field-level readers and says what each does with the column it
+// reads from the asset it was reached from.
+func sqlReads(ctx context.Context, g *graph.Graph, br graph.BlastRadius) ([]assetReads, error) {
+	var out []assetReads
+	for i, im := range br.FieldLevel {
+		if i >= maxReadAssets {
+			break
+		}
+		if im.Via.Path == "" {
+			continue
+		}
+		a, err := g.Get(ctx, im.URN)
+		if err != nil {
+			return nil, err
+		}
+		if a.Attrs[impact.SQLAttr] == "" {
+			continue
+		}
+		via, err := g.Get(ctx, im.Via.Asset)
+		if err != nil {
+			return nil, err
+		}
+		if rs := impact.NullReads(a, via.Name, im.Via.Path); len(rs) > 0 {
+			out = append(out, assetReads{URN: im.URN, Column: im.Via.String(), Reads: rs})
+		}
+	}
+	return out, nil
 }
 
 func summarize(br graph.BlastRadius) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,16 @@ func TestBlastRadiusToolNamesTheStripeDAGAndItsNextRun(t *testing.T) {
 	}
 	if !strings.Contains(br.Summary, "sync_metered_usage_to_stripe next runs 2026-08-14T23:00:00Z") {
 		t.Errorf("summary %q does not give the DAG's next run", br.Summary)
+	}
+	// Per reader, what its own SQL does with the value, the expression quoted.
+	var sentences []string
+	for _, r := range br.Reads {
+		for _, rd := range r.Reads {
+			sentences = append(sentences, string(r.URN)+": "+rd.Sentence)
+		}
+	}
+	if !slices.Contains(sentences, "flink:statement/usage-hourly-rollup: `SUM(response_bytes)` skips nulls: sums shrink, and a group whose every record lacks the value sums to NULL (into egress_bytes)") {
+		t.Errorf("reads %q", sentences)
 	}
 }
 

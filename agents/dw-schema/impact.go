@@ -20,6 +20,13 @@ type assessImpactParams struct {
 	SchemaFile      string           `json:"schema_file,omitempty" jsonschema:"Path to the proposed schema file (.avsc, .proto, .json)"`
 	SchemaType      string           `json:"schema_type,omitempty" jsonschema:"AVRO, PROTOBUF or JSON; default from the file extension or the subject"`
 	EarlierVersions []earlierVersion `json:"earlier_versions,omitempty" jsonschema:"Earlier versions, oldest first, to work without a registry"`
+	NewValues       []newValues      `json:"new_values,omitempty" jsonschema:"Values seen in new records that older ones never had (e.g. from sample_topic's value counts), to find readers that compare them"`
+}
+
+// newValues names values of one field that are new.
+type newValues struct {
+	Field  string   `json:"field" jsonschema:"Field path, e.g. status"`
+	Values []string `json:"values" jsonschema:"The new values, e.g. [\"ENDED_BY_DRIVER\"]"`
 }
 
 // change is what a version or a proposal changes, judged under the subject's rule.
@@ -75,14 +82,14 @@ func (d *deps) change(ctx context.Context, name string, in schemaInput, version,
 	return ch, nil
 }
 
-func (d *deps) assess(ctx context.Context, ch *change) (impact.Assessment, error) {
+func (d *deps) assess(ctx context.Context, ch *change, values ...impact.ValueChange) (impact.Assessment, error) {
 	g, err := d.graph(ctx)
 	if err != nil {
 		return impact.Assessment{}, err
 	}
 	res := ch.result
 	return impact.New(g, d.env.Now).Assess(ctx, impact.Request{Subject: ch.subj.Name, OldVersion: ch.oldVersion, NewVersion: ch.newVersion,
-		Old: ch.old, New: ch.new, Policy: ch.subj.Policy, Compatibility: &res})
+		Old: ch.old, New: ch.new, Policy: ch.subj.Policy, Compatibility: &res, NewValues: values})
 }
 
 type assessImpactResult struct {
@@ -98,13 +105,22 @@ func assessImpact(d *deps) mcpkit.Tool {
 	return mcpkit.Read("assess_impact",
 		"What a schema change does downstream, from the context graph: for each removed, renamed, retyped or nullability-changed field, every reader "+
 			"(Flink statements with their pinned schema version and SELECT * flagged, Tableflow tables, warehouse columns, dbt models, dashboards, jobs, external sinks), "+
-			"what happens to it in one sentence and its severity. Verdict: incompatible / compatible but breaks N readers / compatible and safe.",
+			"what happens to it in one sentence and its severity; what a reader pinned to the old version sees by the format's rules (predicted: nulls, zeros, default, rows missing, statement failed); "+
+			"what each reader's own SQL does with the value (reads: COALESCE, SUM, COUNT, filters, joins, CASE, quoted); and readers that compare new enum symbols or given new_values. "+
+			"Verdict: incompatible / compatible but breaks N readers / compatible and safe.",
 		func(ctx context.Context, p assessImpactParams) (assessImpactResult, error) {
 			ch, err := d.change(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType}, p.Version, p.BaseVersion, "", "", p.EarlierVersions)
 			if err != nil {
 				return assessImpactResult{}, err
 			}
-			a, err := d.assess(ctx, ch)
+			var values []impact.ValueChange
+			for _, v := range p.NewValues {
+				if v.Field == "" || len(v.Values) == 0 {
+					return assessImpactResult{}, fmt.Errorf("new_values: each entry needs a field and at least one value")
+				}
+				values = append(values, impact.ValueChange{Field: v.Field, NewValues: v.Values, Source: "given in new_values"})
+			}
+			a, err := d.assess(ctx, ch, values...)
 			if err != nil {
 				return assessImpactResult{}, err
 			}

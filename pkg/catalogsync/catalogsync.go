@@ -201,6 +201,8 @@ type run struct {
 	// tables are the warehouse tables harvested in this run (nil when the warehouse was not).
 	tables []warehouse.Table
 	engine string
+	// columns are the harvested tables' column names, by table URN.
+	columns map[graph.URN][]string
 	// reg caches subject histories with first-seen times, filled by the registry harvest.
 	reg     map[string][]version
 	regc    *registry.Client
@@ -426,8 +428,12 @@ func (r *run) warehouse(ctx context.Context) ([]graph.Batch, []string, error) {
 			attrs["primary_key"] = strings.Join(ti.PrimaryKey, ",")
 		}
 		b.Assets = append(b.Assets, graph.Asset{URN: u, Kind: graph.KindWarehouseTable, Name: t.Ref().String(), Attrs: attrs})
+		if r.columns == nil {
+			r.columns = map[graph.URN][]string{}
+		}
 		for _, c := range ti.Columns {
 			b.Fields = append(b.Fields, graph.Field{Asset: u, Path: c.Name, Type: c.Type, Nullable: c.Nullable, Ordinal: c.Position})
+			r.columns[u] = append(r.columns[u], c.Name)
 		}
 	}
 	r.tables, r.engine = tables, engine
@@ -569,6 +575,11 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 					if len(cands) == 1 {
 						to = tableURN(r.engine, cands[0])
 						how += ", matched to warehouse table " + cands[0].Ref().String()
+						edges, notes, err := r.sinkFields(ctx, cn, t, to)
+						if err != nil {
+							return nil, nil, err
+						}
+						match.Edges, warnings = append(match.Edges, edges...), append(warnings, notes...)
 						break
 					}
 					why := "matches no harvested Snowflake table (another account or database, or not created yet)"
@@ -604,6 +615,11 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 				}
 				match.Edges = append(match.Edges, graph.Edge{From: u.Field(""), To: tableURN(r.engine, cands[0]).Field(""), Kind: graph.EdgeWrites,
 					Transformation: fmt.Sprintf("connector config maps %s to %s, matched to warehouse table %s", t, table, cands[0].Ref())})
+				edges, notes, err := r.sinkFields(ctx, cn, t, tableURN(r.engine, cands[0]))
+				if err != nil {
+					return nil, nil, err
+				}
+				match.Edges, warnings = append(match.Edges, edges...), append(warnings, notes...)
 			default:
 				warnings = append(warnings, fmt.Sprintf("connector %s writes table %s but its warehouse engine is unknown: no edge to it", cn.Name, table))
 			}
@@ -623,6 +639,42 @@ func (r *run) connect(ctx context.Context) ([]graph.Batch, []string, error) {
 		warnings = append(warnings, why+": Snowflake sink → table edges use the table names in the connector configs, unmatched")
 	}
 	return out, warnings, nil
+}
+
+// sinkFields is the field-level lineage of a sink connector from topic into the harvested table
+// to: each field of the topic's value schema (<topic>-value, as the registry sync recorded it) to
+// the column the connector writes it to (connect.SinkFields). Without the schema's fields there is
+// nothing to map.
+func (r *run) sinkFields(ctx context.Context, cn connect.Connector, topic string, to graph.URN) ([]graph.Edge, []string, error) {
+	subj := graph.SubjectURN(topic + "-value")
+	fields, err := r.s.Graph.Fields(ctx, subj)
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) || err == nil && len(fields) == 0 {
+		return nil, nil, nil // no value schema is known for the topic: the table-level edge stands alone
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, 0, len(fields))
+	for _, f := range fields {
+		paths = append(paths, f.Path)
+	}
+	maps, notes := connect.SinkFields(cn.Config, paths, r.columns[to])
+	from := graph.TopicURN(topic)
+	var edges []graph.Edge
+	for _, m := range maps {
+		edges = append(edges, graph.Edge{From: from.Field(m.Field), To: to.Field(m.Column), Kind: graph.EdgeIdentity,
+			Transformation: "connector " + cn.Name + ": " + m.How})
+	}
+	var out []string
+	for i, n := range notes {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("connector %s: … and %d more fields without a column", cn.Name, len(notes)-3))
+			break
+		}
+		out = append(out, "connector "+cn.Name+": "+n)
+	}
+	return edges, out, nil
 }
 
 // matchSnowflake returns the harvested Snowflake tables a Snowflake sink's table name denotes:

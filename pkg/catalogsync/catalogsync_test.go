@@ -392,3 +392,33 @@ func TestResyncMarksEveryVanishedStatementStale(t *testing.T) {
 		t.Errorf("the live statement went stale: %+v %v", a, err)
 	}
 }
+
+// A JDBC sink flattening the value into a landing table: each field reaches its column, through
+// the Flatten transform's delimiter, so field-level lineage does not stop at the connector.
+func TestJDBCSinkFieldLineageThroughFlatten(t *testing.T) {
+	p := setup(t)
+	db, err := sql.Open("sqlite3", p.cfg.Warehouse.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE usage_landing (usage_id TEXT, account_id INTEGER, ts TIMESTAMP, endpoint_path TEXT, endpoint_region TEXT, response_bytes BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	p.connect.Set(connecttest.Connector{Name: "landing-sink", Type: "sink", State: "RUNNING", WorkerID: "w1:8083",
+		Config: map[string]string{"connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "api-usage",
+			"table.name.format": "usage_landing", "transforms": "flat",
+			"transforms.flat.type": "org.apache.kafka.connect.transforms.Flatten$Value", "transforms.flat.delimiter": "_"},
+		Tasks: []connecttest.Task{{State: "RUNNING", WorkerID: "w1:8083"}}})
+	p.sync(t)
+	for field, col := range map[string]string{"response_bytes": "response_bytes", "endpoint.path": "endpoint_path"} {
+		l, err := p.g.Downstream(context.Background(), []graph.FieldRef{graph.SubjectURN("api-usage-value").Field(field)}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := graph.WarehouseURN("sqlite", "main", "usage_landing").Field(col).String()
+		if !reached(l)[want] {
+			t.Errorf("%s does not reach %s: %v", field, want, l.Nodes)
+		}
+	}
+}

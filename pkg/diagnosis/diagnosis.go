@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
 // Evidence kinds, in the order they are listed.
@@ -72,6 +74,11 @@ type Reader struct {
 	// Expression is how it reads them, e.g. SUM(response_bytes).
 	Expression string `json:"expression,omitempty"`
 	SelectStar bool   `json:"select_star,omitempty"`
+	// Reads say what its SQL does with the changed value (what the format predicts it sees, or a
+	// new value the sample shows), the expression quoted.
+	Reads []impact.SQLRead `json:"reads,omitempty"`
+
+	sql, table string // the statement's SQL and the topic it reads the fields from, as named there
 }
 
 // SchemaChange is a registered version first seen near the onset.
@@ -99,9 +106,21 @@ type SchemaChange struct {
 	FieldNullRate float64 `json:"field_null_rate"`
 	OlderNullRate float64 `json:"older_versions_null_rate"`
 	NullField     string  `json:"null_field,omitempty"`
+	// Predicted is, per reader-affecting change, what a reader pinned to the version before sees
+	// of it by the format's rules (nulls, zeros, default, rows missing, statement failed).
+	Predicted []impact.View `json:"predicted,omitempty"`
+	// NewValues are values of on-path fields that only records of this version or later carry in
+	// the topic sample (a new enum symbol or code).
+	NewValues []ValuesSeen `json:"new_values,omitempty"`
 
 	// readFields are the on-path changed fields as readers name them (a rename's old name).
 	readFields []string
+}
+
+// ValuesSeen are new values of one field.
+type ValuesSeen struct {
+	Field  string   `json:"field"`
+	Values []string `json:"values"`
 }
 
 // FirstSeenSample is SchemaChange.FirstSeenFrom when the time is the earliest record in the sample.
@@ -148,13 +167,21 @@ type Candidate struct {
 	// Supports lists the evidence kinds present: timing, lineage, reader, mode, data.
 	Supports []string `json:"supports"`
 	Score    int      `json:"score" jsonschema:"The number of independent kinds of evidence (0-5)"`
+	// Predicted is, for a schema change, what readers pinned to the version before see of each
+	// changed field by the format's rules; SymptomCheck compares the observed failure with it.
+	Predicted    []impact.View `json:"predicted,omitempty" jsonschema:"For a schema change: what a reader pinned to the version before sees of each changed field (nulls, zeros, default, rows missing, statement failed)"`
+	SymptomCheck string        `json:"symptom_check,omitempty" jsonschema:"The observed failure against the symptom the change predicts for pinned readers"`
+	// EffectOf names the candidate this one is the effect of (a statement that failed to
+	// deserialize the new version): it is evidence for that cause and ranks after it.
+	EffectOf string `json:"effect_of,omitempty" jsonschema:"The cause this failure is an effect of; it ranks right after it"`
 	lag      time.Duration
 	distance int
 }
 
 // Rule is the ranking rule, stated in every diagnosis.
 const Rule = "Ranked by the number of independent kinds of evidence (timing, lineage, reader, mode, data), " +
-	"then by the time from the change to the onset, then by lineage distance; a cause without lineage evidence never outranks one with it."
+	"then by the time from the change to the onset, then by lineage distance; a cause without lineage evidence never outranks one with it. " +
+	"A component that failed to read a schema version after it appeared (its error names the version's change) is evidence for that change and ranks right after it."
 
 // Result is the ranked diagnosis.
 type Result struct {
@@ -176,6 +203,7 @@ func Rank(in Input) Result {
 	}
 	for _, c := range in.Components {
 		if cand, ok := judgeComponent(in, c); ok {
+			tieToChange(in, c, &cand, cands[:len(in.SchemaChanges)])
 			cands = append(cands, cand)
 		}
 	}
@@ -200,6 +228,7 @@ func Rank(in Input) Result {
 		}
 		return a.distance < b.distance
 	})
+	cands = effectsAfterCauses(cands)
 	res := Result{Candidates: cands, Rule: Rule, Unchecked: in.Unchecked}
 	if res.Unchecked == nil {
 		res.Unchecked = []string{}
@@ -275,10 +304,24 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 			c.Supports = append(c.Supports, KindReader)
 		}
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s reads %s%s", r.URN, how, pinned))
+		for _, rd := range r.Reads {
+			if rd.Breaks {
+				c.Evidence = append(c.Evidence, r.URN+": "+rd.Sentence)
+			}
+		}
 	}
-	if relevant := relevantChanges(sc); schemaExplains(in.FailureMode, relevant) {
+	relevant := relevantChanges(sc)
+	predicted := relevantPredictions(in, sc, relevant)
+	check, matches := symptomCheck(in.FailureMode, predicted)
+	c.SymptomCheck = check
+	c.Predicted = sc.Predicted
+	switch {
+	case schemaExplains(in.FailureMode, relevant):
 		c.Supports = append(c.Supports, KindMode)
 		c.Evidence = append(c.Evidence, fmt.Sprintf("a %s explains a %s failure", changeWords(relevant), in.FailureMode))
+	case matches:
+		c.Supports = append(c.Supports, KindMode)
+		c.Evidence = append(c.Evidence, check)
 	}
 	var data []string
 	if sc.NewVersionShare > 0 {
@@ -291,6 +334,10 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 		}
 		data = append(data, fmt.Sprintf("%s is null or missing in %.0f%% of the sample's v%d-or-later records against %.0f%% of older ones",
 			field, sc.FieldNullRate*100, sc.Version, sc.OlderNullRate*100))
+	}
+	for _, nv := range sc.NewValues {
+		data = append(data, fmt.Sprintf("the topic sample shows %s taking %s only in v%d-or-later records: readers that filter, CASE or join on %s drop or misfile them",
+			nv.Field, strings.Join(nv.Values, ", "), sc.Version, nv.Field))
 	}
 	if len(data) > 0 {
 		c.Supports = append(c.Supports, KindData)
@@ -321,6 +368,11 @@ func schemaExplains(mode string, changes []FieldChange) bool {
 			}
 		case "type_changed":
 			return mode != ModeFreshness
+		case "enum_symbols_added":
+			// A new value a filter drops shows as missing rows; a CASE that misfiles it, as a custom rule failing.
+			if mode == ModeVolume || mode == ModeCustom {
+				return true
+			}
 		}
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
 	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/schema/impact"
+	"github.com/dataworkers/dw/pkg/sqlparse"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -148,6 +151,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 			return in, ev, err
 		}
 		pins[u] = flinksql.ParsePins(a.Attrs)
+		p.sql[u] = a.Attrs[impact.SQLAttr]
 	}
 
 	// Versions first seen within the look-back; those dw-schema stored only after the onset wait
@@ -220,7 +224,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		return
 	}
 	prev := versions[i-1]
-	changes, err := diffVersions(prev, v)
+	changes, predicted, err := diffVersions(prev, v)
 	if err != nil {
 		ev.Versions = append(ev.Versions, vc)
 		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
@@ -229,7 +233,8 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	vc.DiffedTo, vc.Changes = prev.version, len(changes)
 	ev.Versions = append(ev.Versions, vc)
 	sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: firstSeen, Changes: []FieldChange{},
-		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1,
+		Predicted: predicted}
 	if note != "" {
 		sc.FirstSeenFrom = FirstSeenSample
 	}
@@ -242,7 +247,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		if c.OldPath != "" {
 			old = c.OldPath
 		}
-		if c.Kind.AffectsReaders() {
+		if c.Kind.AffectsReaders() || c.Kind == schema.EnumSymbolsAdded {
 			changed[old] = c.Path
 		}
 		switch {
@@ -255,7 +260,10 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		}
 	}
 	sc.SubjectUpstream = !fieldLevel
-	sc.Readers = readers(lin, sj.topics, changed, pins, name)
+	sc.Readers = readers(lin, sj.topics, changed, pins, name, p.sql)
+	for i := range sc.Readers {
+		readSQL(&sc.Readers[i], p.sql[graph.URN(sc.Readers[i].URN)], sc.Predicted, sc.Changes)
+	}
 	in.SchemaChanges = append(in.SchemaChanges, sc)
 }
 
@@ -264,6 +272,8 @@ type path struct {
 	subjects                           map[string]*subjectOnPath
 	statements, connectors, tableflows []graph.URN
 	depth                              map[graph.URN]int
+	// sql is each statement's SQL text.
+	sql map[graph.URN]string
 }
 
 type subjectOnPath struct {
@@ -282,7 +292,7 @@ func (p path) subjectNames() []string {
 }
 
 func onPath(lin graph.Lineage) path {
-	p := path{subjects: map[string]*subjectOnPath{}, depth: map[graph.URN]int{}}
+	p := path{subjects: map[string]*subjectOnPath{}, depth: map[graph.URN]int{}, sql: map[graph.URN]string{}}
 	for _, n := range lin.Nodes {
 		u := n.Node.Asset
 		if u.System() == graph.SystemSchema {
@@ -446,7 +456,9 @@ func storedVersions(ctx context.Context, st *store.Store, subject string) ([]sto
 	return out, rows.Err()
 }
 
-func diffVersions(prev, cur storedVersion) ([]schema.Change, error) {
+// diffVersions diffs two stored versions and predicts what a reader pinned to prev sees of each
+// reader-affecting change in records written with cur.
+func diffVersions(prev, cur storedVersion) ([]schema.Change, []impact.View, error) {
 	parse := func(v storedVersion) (*schema.Schema, error) {
 		f, err := schema.ParseFormat(v.format)
 		if err != nil {
@@ -460,35 +472,46 @@ func diffVersions(prev, cur storedVersion) ([]schema.Change, error) {
 	}
 	o, err := parse(prev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, err := parse(cur)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return schema.Diff(o, n), nil
+	return schema.Diff(o, n), impact.Predict(o, n, ""), nil
 }
 
 // readers are the statements on the path that read a changed field from a topic the subject
 // describes, with the version each is pinned to and the expression the graph edge records.
-func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]string, pins map[graph.URN]map[string]flinksql.Pin, subject string) []Reader {
+//
+// A walk at table level (staleness, volume) reaches a statement through its table-level read of
+// the topic: which changed fields it reads then comes from its SQL, so the same field-level
+// reasoning applies as for a null spike.
+func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]string, pins map[graph.URN]map[string]flinksql.Pin, subject string,
+	sql map[graph.URN]string) []Reader {
 	byStmt := map[graph.URN]*Reader{}
 	var order []graph.URN
 	for _, h := range lin.Hops {
 		if h.To.Asset.System() != graph.SystemFlink || !topics[h.From.Asset] {
 			continue
 		}
-		if _, ok := changed[h.From.Path]; !ok {
+		fields := []string{h.From.Path}
+		if h.From.Path == "" {
+			fields = referenced(sql[h.To.Asset], strings.TrimPrefix(h.From.Asset.ID(), "topic/"), changed)
+		}
+		if _, ok := changed[h.From.Path]; h.From.Path != "" && !ok || h.From.Path == "" && len(fields) == 0 {
 			continue
 		}
 		r := byStmt[h.To.Asset]
 		if r == nil {
-			r = &Reader{URN: string(h.To.Asset), PinnedVersion: pins[h.To.Asset][subject].Version}
+			r = &Reader{URN: string(h.To.Asset), PinnedVersion: pins[h.To.Asset][subject].Version, table: strings.TrimPrefix(h.From.Asset.ID(), "topic/")}
 			byStmt[h.To.Asset] = r
 			order = append(order, h.To.Asset)
 		}
-		if !has(r.ReadsFields, h.From.Path) {
-			r.ReadsFields = append(r.ReadsFields, h.From.Path)
+		for _, f := range fields {
+			if !has(r.ReadsFields, f) {
+				r.ReadsFields = append(r.ReadsFields, f)
+			}
 		}
 		for _, e := range h.Evidence {
 			if e.Transformation != "" && !strings.Contains(r.Expression, e.Transformation) {
@@ -503,10 +526,54 @@ func readers(lin graph.Lineage, topics map[graph.URN]bool, changed map[string]st
 	return out
 }
 
+// referenced are the changed fields (as readers name them) the statement's SQL reads from table.
+func referenced(sql, table string, changed map[string]string) []string {
+	if sql == "" {
+		return nil
+	}
+	stmts, _, err := sqlparse.ParseScript(sql)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for f := range changed {
+		for _, st := range stmts {
+			if len(sqlparse.ValueUses(st, nil, table, f)) > 0 && !has(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func joinURNs(us []graph.URN) string {
 	s := make([]string, len(us))
 	for i, u := range us {
 		s[i] = string(u)
 	}
 	return strings.Join(s, ", ")
+}
+
+// readSQL says what the reader's SQL does with each changed field it reads, given what the
+// format predicts it sees (nulls when there is no prediction).
+func readSQL(r *Reader, sql string, predicted []impact.View, changes []FieldChange) {
+	if sql == "" {
+		return
+	}
+	r.sql = sql
+	for _, f := range r.ReadsFields {
+		if !slices.ContainsFunc(changes, func(c FieldChange) bool {
+			return c.Path == f && c.Change != string(schema.EnumSymbolsAdded) && c.Change != string(schema.FieldAdded)
+		}) && !slices.ContainsFunc(predicted, func(p impact.View) bool { return p.Field == f }) {
+			continue // only its values changed: the sample's new values say what the SQL does
+		}
+		v := impact.View{Field: f, Symptom: impact.SymptomNulls, Sees: "NULL"}
+		for _, p := range predicted {
+			if p.Field == f {
+				v = p
+			}
+		}
+		r.Reads = append(r.Reads, impact.ReadsOf(sql, r.table, f, v, nil)...)
+	}
 }

@@ -168,7 +168,8 @@ func TestTheStoryNamesV12TheStatementPinnedToV11TheDataAndTheBillingBlastRadius(
 		t.Fatalf("top: %+v\nunchecked: %v", top, rep.Result.Unchecked)
 	}
 	ev := strings.Join(top.Evidence, "\n")
-	for _, want := range []string{"flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "of the topic sample", "response_bytes is null or missing in 100% of the sample's v12-or-later records against 11% of older ones"} {
+	for _, want := range []string{"flink:statement/usage-hourly-rollup reads SUM(response_bytes), pinned to v11", "of the topic sample", "response_bytes is null or missing in 100% of the sample's v12-or-later records against 11% of older ones",
+		"flink:statement/usage-hourly-rollup: `SUM(response_bytes)` skips nulls: sums shrink"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("evidence lacks %q:\n%s", want, ev)
 		}
@@ -462,4 +463,31 @@ func FuzzTraceHead(f *testing.F) {
 			t.Errorf("split a character: %q", got)
 		}
 	})
+}
+
+// A freshness failure walks the lineage at table level; the statement's SQL still says it reads
+// the removed field, and its failure to deserialize ties it to the change.
+func TestAFreshnessIncidentGetsFieldLevelReasoningFromTheStatementSQL(t *testing.T) {
+	f := story(t, scenarioSchema(t, 12))
+	inc := f.history(t, usageHourly, ModeFreshness, "freshness_lag_seconds", "")
+	srv := confluenttest.New(t,
+		[]confluenttest.Statement{{Name: "usage-hourly-rollup", Phase: "FAILED", CreatedAt: storyNow.Add(-30 * 24 * time.Hour), ComputePoolID: confluenttest.Pool,
+			Detail: "Failed to deserialize Avro record: field response_bytes could not be resolved"}},
+		[]confluenttest.Tableflow{{Topic: "usage-hourly", Phase: "RUNNING"}})
+	rep := f.diagnose(t, inc, confluentLive(t, srv), &config.Config{})
+	top := rep.Result.Candidates[0]
+	if top.Source != "schema:api-usage-value v12" || !has(top.Supports, KindReader) {
+		t.Fatalf("top %+v\nall %+v", top, rep.Result.Candidates)
+	}
+	ev := strings.Join(top.Evidence, "\n")
+	for _, want := range []string{"flink:statement/usage-hourly-rollup: `SUM(response_bytes)` skips nulls", "its error names response_bytes, which v12 changed"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, ev)
+		}
+	}
+	for _, c := range rep.Result.Candidates[1:] {
+		if c.Kind == "component_failure" && c.EffectOf != top.Source {
+			t.Errorf("the failed statement is a rival cause: %+v", c)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/httpapi"
 	"github.com/dataworkers/dw/pkg/kafka"
+	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
 // Live reads the live state of what lies on the failing path. The agent builds each reader from
@@ -495,6 +496,15 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 		return nil // the sample's own line in Unchecked says why
 	}
 	sc.NewVersionShare = versionShare(samples, sc.Subject, sc.Version)
+	sc.NewValues = newValues(sc, samples)
+	for _, nv := range sc.NewValues {
+		vc := impact.ValueChange{Field: nv.Field, NewValues: nv.Values, Source: "topic sample"}
+		for i := range sc.Readers {
+			if r := &sc.Readers[i]; r.sql != "" {
+				r.Reads = append(r.Reads, impact.ReadsOf(r.sql, r.table, nv.Field, impact.View{}, &vc)...)
+			}
+		}
+	}
 	if len(sc.readFields) == 0 || sc.NewVersionShare < 0 {
 		return nil
 	}
@@ -521,4 +531,27 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 		return nil
 	}
 	return why
+}
+
+// newValues are the values of the change's on-path fields that, in the sample, only records of
+// this version or later carry: a new code that readers comparing values may drop.
+func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
+	var out []ValuesSeen
+	isNew := func(v kafka.VersionStat) bool { return v.Subject == sc.Subject && v.Version >= sc.Version }
+	for _, field := range sc.OnPath {
+		seen := map[string]bool{}
+		var vals []string
+		for _, s := range samples {
+			for _, v := range s.NewValues(field, isNew) {
+				if !seen[v] {
+					seen[v] = true
+					vals = append(vals, v)
+				}
+			}
+		}
+		if len(vals) > 0 {
+			out = append(out, ValuesSeen{Field: field, Values: vals})
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,8 +74,10 @@ type SystemGroup struct {
 
 // BlastRadius is everything downstream of a change.
 type BlastRadius struct {
-	Start      []FieldRef `json:"start"`
-	ChangeType string     `json:"change_type,omitempty"`
+	Start []FieldRef `json:"start"`
+	// SameAsset are the dbt models that build the asset (a warehouse table): one asset with it.
+	SameAsset  []URN  `json:"same_asset,omitempty"`
+	ChangeType string `json:"change_type,omitempty"`
 	// FieldLevel: assets reached through field-level lineage, with the fields reached.
 	FieldLevel []Impact `json:"field_level"`
 	// TableLevel: assets reached only through table-level edges (which fields they read is unknown).
@@ -103,12 +106,20 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 		return BlastRadius{}, fmt.Errorf("change type %q: want column_drop, column_rename, column_type_change, table_drop or model_refactor", req.ChangeType)
 	}
 	now := g.now()
+	// A warehouse table a dbt model builds is that model: whatever reads the model (a job that
+	// names it, an exposure) reads the table, so the walk starts from both.
+	same, err := g.builtBy(ctx, req.Asset, req.IncludeStale)
+	if err != nil {
+		return BlastRadius{}, err
+	}
 	var start []FieldRef
-	if len(req.Fields) == 0 || req.ChangeType == ChangeTableDrop {
-		start = []FieldRef{{Asset: req.Asset}}
-	} else {
+	for _, a := range append([]URN{req.Asset}, same...) {
+		if len(req.Fields) == 0 || req.ChangeType == ChangeTableDrop {
+			start = append(start, FieldRef{Asset: a})
+			continue
+		}
 		for _, f := range req.Fields {
-			start = append(start, req.Asset.Field(f))
+			start = append(start, a.Field(f))
 		}
 	}
 	opt, err := normalize(start, TraverseOptions{Direction: Downstream, MaxDepth: req.MaxDepth, IncludeStale: req.IncludeStale, SkipHops: true})
@@ -123,11 +134,14 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	for i, n := range lin.Nodes {
 		idOf[n.Node.Asset] = nodeIDs[i]
 	}
-	br := BlastRadius{Start: start, ChangeType: req.ChangeType, Truncated: lin.Truncated, ComputedAt: now,
+	br := BlastRadius{Start: start, SameAsset: same, ChangeType: req.ChangeType, Truncated: lin.Truncated, ComputedAt: now,
 		FieldLevel: []Impact{}, TableLevel: []Impact{}, BySystem: []SystemGroup{}, Owners: []OwnerNotice{},
 		Critical: []URN{}, ExternalSinks: []URN{}, ScheduledJobs: []ScheduledJob{}}
 
 	startAssets := map[URN]bool{req.Asset: true}
+	for _, a := range same {
+		startAssets[a] = true
+	}
 	impacts := map[URN]*Impact{}
 	var order []URN
 	for _, n := range lin.Nodes {
@@ -142,7 +156,7 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 		}
 		if n.Node.Path == "" {
 			im.TableLevel = true
-		} else if !(startAssets[n.Node.Asset] && contains(req.Fields, n.Node.Path)) {
+		} else if !(startAssets[n.Node.Asset] && slices.ContainsFunc(req.Fields, func(f string) bool { return strings.EqualFold(f, n.Node.Path) })) {
 			im.Fields = append(im.Fields, n.Node.Path)
 		}
 	}
@@ -231,6 +245,28 @@ func (g *Graph) claimedAssets(ctx context.Context, urns []URN, idOf map[URN]int6
 	out := make(map[URN]*Asset, len(byID))
 	for _, a := range byID {
 		out[a.URN] = a
+	}
+	return out, nil
+}
+
+// builtBy are the dbt models whose materialization is u (model → relation materializes edges):
+// the model and the table it builds are one asset for a blast radius.
+func (g *Graph) builtBy(ctx context.Context, u URN, includeStale bool) ([]URN, error) {
+	if u.System() != SystemWarehouse {
+		return nil, nil
+	}
+	edges, _, err := g.Neighbours(ctx, u, Upstream)
+	if err != nil {
+		if _, nf := err.(*NotFoundError); nf {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []URN
+	for _, e := range edges {
+		if e.Kind == EdgeMaterializes && e.From.Asset.System() == SystemDBT && (includeStale || !e.Stale) && !slices.Contains(out, e.From.Asset) {
+			out = append(out, e.From.Asset)
+		}
 	}
 	return out, nil
 }

@@ -100,7 +100,28 @@ type FieldStat struct {
 	Missing   int                `json:"missing" jsonschema:"Records whose writer schema has no such field"`
 	NullRate  float64            `json:"null_rate"`
 	ByVersion map[string]float64 `json:"null_rate_by_version,omitempty"`
+	// Zero counts values equal to their type's zero (0, "", false, empty); for Protobuf a scalar
+	// without presence that is absent reads as zero, not null, so zeros are what a removal shows.
+	Zero            int                `json:"zero"`
+	ZeroRate        float64            `json:"zero_rate"`
+	ZeroByVersion   map[string]float64 `json:"zero_rate_by_version,omitempty"`
+	Values          []ValueCount       `json:"values,omitempty" jsonschema:"Counts per value for enum and low-cardinality fields, by schema version"`
+	HighCardinality bool               `json:"high_cardinality,omitempty" jsonschema:"More distinct values than are counted: no value counts"`
 }
+
+// ValueCount is how often one value of a field occurs, per schema version.
+type ValueCount struct {
+	Value     string         `json:"value"`
+	Count     int            `json:"count"`
+	ByVersion map[string]int `json:"by_version"`
+}
+
+// Value-count bounds: a field with more distinct values than this is not low-cardinality (an enum
+// gets a higher bound, since its symbols are few by declaration).
+const (
+	maxDistinctValues = 20
+	maxEnumValues     = 256
+)
 
 // Sample is what sample_topic reports.
 type Sample struct {
@@ -405,8 +426,13 @@ type aggregator struct {
 
 type fieldAcc struct {
 	typ                    string
+	enum                   bool
 	null, present, missing int
-	byVersion              map[int][2]int // version index → {null or missing, decoded}
+	zero                   int
+	byVersion              map[int][2]int         // version index → {null or missing, decoded}
+	zeroBy                 map[int]int            // version index → zeros
+	values                 map[string]map[int]int // value → version index → count
+	overflow               bool                   // too many distinct values to count
 }
 
 func newAggregator() *aggregator {
@@ -473,17 +499,35 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 		return
 	}
 	seenHere := map[string]bool{}
-	err := d.observe(payload, func(path string, null bool) {
+	err := d.observe(payload, func(path string, o observed) {
 		seenHere[path] = true
 		f := a.field(path, d)
 		f.present++
 		bv := f.byVersion[vi]
 		bv[1]++
-		if null {
+		if o.null {
 			f.null++
 			bv[0]++
 		}
 		f.byVersion[vi] = bv
+		if o.zero {
+			f.zero++
+			f.zeroBy[vi]++
+		}
+		if o.countable && !f.overflow {
+			limit := maxDistinctValues
+			if f.enum {
+				limit = maxEnumValues
+			}
+			if _, ok := f.values[o.value]; !ok && len(f.values) >= limit {
+				f.overflow, f.values = true, nil
+				return
+			}
+			if f.values[o.value] == nil {
+				f.values[o.value] = map[int]int{}
+			}
+			f.values[o.value][vi]++
+		}
 	})
 	if err != nil {
 		a.s.Undecodable++
@@ -511,10 +555,10 @@ func (a *aggregator) field(path string, d *decoder) *fieldAcc {
 	if f, ok := a.fields[path]; ok {
 		return f
 	}
-	f := &fieldAcc{missing: a.s.Decoded, byVersion: map[int][2]int{}}
+	f := &fieldAcc{missing: a.s.Decoded, byVersion: map[int][2]int{}, zeroBy: map[int]int{}, values: map[string]map[int]int{}}
 	for _, fd := range d.fields {
 		if fd.path == path {
-			f.typ = fd.typ
+			f.typ, f.enum = fd.typ, fd.enum
 		}
 	}
 	for vi, n := range a.decoded {
@@ -557,12 +601,15 @@ func (a *aggregator) finish(s *Sample) {
 	s.Timeline, s.BucketWidth = a.timeline()
 	for _, path := range a.order {
 		f := a.fields[path]
-		fs := FieldStat{Field: path, Type: f.typ, Records: s.Decoded, Null: f.null, Missing: f.missing, NullRate: ratio(f.null+f.missing, s.Decoded), ByVersion: map[string]float64{}}
+		fs := FieldStat{Field: path, Type: f.typ, Records: s.Decoded, Null: f.null, Missing: f.missing, NullRate: ratio(f.null+f.missing, s.Decoded), ByVersion: map[string]float64{},
+			Zero: f.zero, ZeroRate: ratio(f.zero, s.Decoded), ZeroByVersion: map[string]float64{}, HighCardinality: f.overflow}
 		for vi, bv := range f.byVersion {
 			if bv[1] > 0 {
 				fs.ByVersion[a.versions[vi].Label] = ratio(bv[0], bv[1])
+				fs.ZeroByVersion[a.versions[vi].Label] = ratio(f.zeroBy[vi], bv[1])
 			}
 		}
+		fs.Values = a.valueCounts(f)
 		s.Fields = append(s.Fields, fs)
 	}
 	s.Summary = a.summary(s)
@@ -575,6 +622,54 @@ func (a *aggregator) finish(s *Sample) {
 		msgs = append(msgs[:5], fmt.Sprintf("… and %d more kinds of error", len(msgs)-5))
 	}
 	s.Warnings = append(s.Warnings, msgs...)
+}
+
+// valueCounts lists a field's values, most frequent first, with counts per version label.
+func (a *aggregator) valueCounts(f *fieldAcc) []ValueCount {
+	if f.overflow || len(f.values) == 0 {
+		return nil
+	}
+	out := make([]ValueCount, 0, len(f.values))
+	for v, by := range f.values {
+		vc := ValueCount{Value: v, ByVersion: map[string]int{}}
+		for vi, n := range by {
+			vc.Count += n
+			vc.ByVersion[a.versions[vi].Label] += n
+		}
+		out = append(out, vc)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Value < out[j].Value
+	})
+	return out
+}
+
+// NewValues are the values of field that only records of the versions isNew accepts carry (none
+// of the other versions in the sample): a new code meeting readers that compare values.
+func (s Sample) NewValues(field string, isNew func(VersionStat) bool) []string {
+	label := map[string]bool{}
+	for _, v := range s.Versions {
+		label[v.Label] = isNew(v)
+	}
+	var out []string
+	for _, f := range s.Fields {
+		if f.Field != field {
+			continue
+		}
+		for _, v := range f.Values {
+			only := len(v.ByVersion) > 0
+			for l, n := range v.ByVersion {
+				only = only && (n == 0 || label[l])
+			}
+			if only {
+				out = append(out, v.Value)
+			}
+		}
+	}
+	return out
 }
 
 // bucketWidths are the timeline granularities; the first giving at most 24 buckets wins.
@@ -650,6 +745,31 @@ func (a *aggregator) summary(s *Sample) []string {
 		}
 		if uneven {
 			out = append(out, fmt.Sprintf("%s is null or missing in %.1f%% of decoded records: %s", f.Field, 100*f.NullRate, strings.Join(parts, ", ")))
+		}
+	}
+	for _, f := range s.Fields {
+		if len(f.ZeroByVersion) < 2 || f.Zero == 0 {
+			continue
+		}
+		var parts []string
+		uneven := false
+		for _, v := range s.Versions {
+			if r, ok := f.ZeroByVersion[v.Label]; ok {
+				parts = append(parts, fmt.Sprintf("%.0f%% of %s", 100*r, v.Label))
+				uneven = uneven || r != f.ZeroRate
+			}
+		}
+		if uneven {
+			out = append(out, fmt.Sprintf("%s is zero (0, \"\", false or empty) in %.1f%% of decoded records: %s", f.Field, 100*f.ZeroRate, strings.Join(parts, ", ")))
+		}
+	}
+	if len(s.Versions) > 1 {
+		for _, f := range s.Fields {
+			for _, v := range s.Versions[1:] {
+				if nv := s.NewValues(f.Field, func(x VersionStat) bool { return x.Label == v.Label }); len(nv) > 0 {
+					out = append(out, fmt.Sprintf("%s takes values only %s records carry: %s", f.Field, v.Label, strings.Join(nv, ", ")))
+				}
+			}
 		}
 	}
 	if s.Truncated {

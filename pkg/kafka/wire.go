@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/hamba/avro/v2"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dataworkers/dw/pkg/registry"
 )
@@ -91,10 +94,11 @@ func (r *RegistryResolver) ResolveSchema(ctx context.Context, id int, topic stri
 	return si, nil
 }
 
-// decoder turns one schema's payloads into field presence and nulls.
+// decoder turns one schema's payloads into field presence, nulls, zeros and values.
 type decoder struct {
 	info   SchemaInfo
 	avro   avro.Schema
+	proto  protoreflect.FileDescriptor
 	fields []fieldDef                 // top-level and nested record fields, in schema order
 	unions map[string]map[string]bool // path → named union branches (see fieldDef.branches)
 	err    error                      // why this schema cannot be decoded (then records count as undecodable)
@@ -104,6 +108,8 @@ type fieldDef struct {
 	path     string
 	typ      string
 	nullable bool
+	// enum: the values are symbols of an enum (counted however many there are).
+	enum bool
 	// branches holds the full names of a union's named members: hamba decodes such a branch as
 	// {"<full name>": value}.
 	branches map[string]bool
@@ -136,11 +142,18 @@ func newDecoder(info SchemaInfo) *decoder {
 			d.err = fmt.Errorf("schema id %d is not a JSON Schema object: %w", info.ID, err)
 			return d
 		}
-		for name := range js.Properties {
-			d.fields = append(d.fields, fieldDef{path: name, typ: "json", nullable: true})
+		for name, raw := range js.Properties {
+			var prop struct {
+				Enum []any `json:"enum"`
+			}
+			_ = json.Unmarshal(raw, &prop) // a property that is not an object has no enum
+			d.fields = append(d.fields, fieldDef{path: name, typ: "json", nullable: true, enum: len(prop.Enum) > 0})
 		}
+		sort.Slice(d.fields, func(i, j int) bool { return d.fields[i].path < d.fields[j].path })
+	case "PROTOBUF":
+		d.newProto(info)
 	default:
-		d.err = fmt.Errorf("schema id %d is %s: field statistics are computed for AVRO and JSON payloads only", info.ID, info.Type)
+		d.err = fmt.Errorf("schema id %d is %s: field statistics are computed for AVRO, JSON and PROTOBUF payloads only", info.ID, info.Type)
 	}
 	return d
 }
@@ -159,7 +172,7 @@ func walkAvro(s avro.Schema, prefix string, depth int, out *[]fieldDef) {
 			p = prefix + "." + f.Name()
 		}
 		t, nullable := unwrapNullable(f.Type())
-		fd := fieldDef{path: p, typ: typeName(f.Type()), nullable: nullable}
+		fd := fieldDef{path: p, typ: typeName(f.Type()), nullable: nullable, enum: t.Type() == avro.Enum}
 		if u, ok := f.Type().(*avro.UnionSchema); ok {
 			fd.branches = map[string]bool{}
 			for _, m := range u.Types() {
@@ -219,8 +232,19 @@ func typeName(s avro.Schema) string {
 // errUndecodable marks a payload that does not match its schema.
 var errUndecodable = errors.New("payload does not decode with its schema")
 
-// observe decodes one payload and reports, per field path, whether its value is null.
-func (d *decoder) observe(payload []byte, seen func(path string, null bool)) error {
+// observed is what one record holds in one field.
+type observed struct {
+	// null: the value is null or unset (a reader sees NULL); zero: it is its type's zero
+	// (0, "", false, an empty list; for proto3 also a scalar absent from the wire).
+	null, zero bool
+	// value is the value as text when it is countable (a string, an integer, a boolean, an enum
+	// symbol); countable says so.
+	value     string
+	countable bool
+}
+
+// observe decodes one payload and reports, per field path, what the record holds there.
+func (d *decoder) observe(payload []byte, seen func(path string, o observed)) error {
 	if d.err != nil {
 		return d.err
 	}
@@ -233,8 +257,10 @@ func (d *decoder) observe(payload []byte, seen func(path string, null bool)) err
 		m, _ := v.(map[string]any)
 		for _, f := range d.fields {
 			val, present := d.lookup(m, f.path)
-			seen(f.path, !present || val == nil)
+			seen(f.path, classify(val, present))
 		}
+	case d.proto != nil:
+		return d.observeProto(payload, seen)
 	default: // JSON Schema
 		var m map[string]any
 		if err := json.Unmarshal(payload, &m); err != nil {
@@ -242,10 +268,41 @@ func (d *decoder) observe(payload []byte, seen func(path string, null bool)) err
 		}
 		for _, f := range d.fields {
 			val, present := m[f.path]
-			seen(f.path, !present || val == nil)
+			seen(f.path, classify(val, present))
 		}
 	}
 	return nil
+}
+
+// classify says what a decoded Avro or JSON value is.
+func classify(v any, present bool) observed {
+	if !present || v == nil {
+		return observed{null: true}
+	}
+	switch x := v.(type) {
+	case string:
+		return observed{zero: x == "", value: x, countable: true}
+	case bool:
+		return observed{zero: !x, value: strconv.FormatBool(x), countable: true}
+	case int:
+		return observed{zero: x == 0, value: strconv.Itoa(x), countable: true}
+	case int32:
+		return observed{zero: x == 0, value: strconv.Itoa(int(x)), countable: true}
+	case int64:
+		return observed{zero: x == 0, value: strconv.FormatInt(x, 10), countable: true}
+	case float32:
+		return observed{zero: x == 0}
+	case float64:
+		if x == float64(int64(x)) && x > -1e15 && x < 1e15 {
+			return observed{zero: x == 0, value: strconv.FormatInt(int64(x), 10), countable: true} // a JSON integer
+		}
+		return observed{zero: x == 0}
+	case []any:
+		return observed{zero: len(x) == 0}
+	case map[string]any:
+		return observed{zero: len(x) == 0}
+	}
+	return observed{}
 }
 
 // lookup follows a dotted path through decoded records, unwrapping the {"<full name>": value}

@@ -57,7 +57,7 @@ func FuzzDecodeAvro(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		n := 0
-		if err := d.observe(payload, func(string, bool) { n++ }); err == nil && n != len(d.fields) {
+		if err := d.observe(payload, func(string, observed) { n++ }); err == nil && n != len(d.fields) {
 			t.Fatalf("decoded record reported %d of %d fields", n, len(d.fields))
 		}
 	})
@@ -66,7 +66,7 @@ func FuzzDecodeAvro(f *testing.F) {
 func TestDecoderRejectsSchemasItCannotRead(t *testing.T) {
 	for _, info := range []SchemaInfo{
 		{ID: 1, Type: "AVRO", Schema: `{"type":"record"`},
-		{ID: 2, Type: "PROTOBUF", Schema: `syntax = "proto3"; message M {}`},
+		{ID: 2, Type: "PROTOBUF", Schema: `syntax = "proto3"; message M { int32 a = ; }`},
 		{ID: 3, Type: "JSON", Schema: `[1,2]`},
 	} {
 		if d := newDecoder(info); d.err == nil {
@@ -75,10 +75,33 @@ func TestDecoderRejectsSchemasItCannotRead(t *testing.T) {
 	}
 	d := newDecoder(SchemaInfo{ID: 4, Type: "JSON", Schema: `{"properties":{"a":{"type":"string"},"b":{}}}`})
 	nulls := map[string]bool{}
-	if err := d.observe([]byte(`{"a":"x","b":null}`), func(p string, null bool) { nulls[p] = null }); err != nil {
+	if err := d.observe([]byte(`{"a":"x","b":null}`), func(p string, o observed) { nulls[p] = o.null }); err != nil {
 		t.Fatal(err)
 	}
 	if nulls["a"] || !nulls["b"] {
 		t.Fatalf("json nulls = %v", nulls)
 	}
+}
+
+func FuzzDecodeProtobuf(f *testing.F) {
+	d := newDecoder(SchemaInfo{ID: 7, Type: "PROTOBUF", Schema: `syntax = "proto3"; package p;
+message Box { string id = 1; int64 grams = 2; optional bool fragile = 3; Inner inner = 4; repeated string tags = 5;
+  message Inner { int32 depth_mm = 1; } }`})
+	if d.err != nil {
+		f.Fatal(d.err)
+	}
+	f.Add([]byte{0, 0x0a, 1, 'x', 0x10, 0x05})
+	f.Add([]byte{2, 0, 0x08, 1})
+	f.Add([]byte{0xff})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		seen := map[string]observed{}
+		if err := d.observe(payload, func(p string, o observed) { seen[p] = o }); err == nil {
+			if _, ok := seen["grams"]; !ok && len(d.fields) > 0 {
+				// Records of a nested message (indexes [0 0]) report that message's fields.
+				if _, inner := seen["depth_mm"]; !inner {
+					t.Fatalf("decoded record reported %v", seen)
+				}
+			}
+		}
+	})
 }

@@ -79,7 +79,12 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 	sql := a.Attrs["sql"]
 	var added []string
 	renamed := map[string]string{}
+	types := map[string]string{} // each field's type: the new schema's, the old one's for a removal
 	for _, ch := range sc.Changes {
+		types[ch.Path] = ch.NewType
+		if ch.NewType == "" {
+			types[ch.Path] = ch.OldType
+		}
 		switch ch.Change {
 		case "added":
 			added = append(added, ch.Path)
@@ -98,7 +103,7 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		if !removed {
 			continue
 		}
-		r, why := deriveReplacement(f, added, renamed[f])
+		r, why := deriveReplacement(f, added, renamed[f], types)
 		if why != "" {
 			dc.note("no corrected statement generated: " + why)
 			return Proposal{}, false, nil
@@ -183,7 +188,7 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 	var whys []string
 	for _, r := range reps {
 		w := fmt.Sprintf("it reads %s as %s", r.Removed, r.Readable())
-		if r.Factor != "1" {
+		if r.Factor != "1" && (r.Conversion == "" || r.Exact) {
 			w += fmt.Sprintf(" (the SQL casts %s to BIGINT before multiplying, so the product cannot overflow INT)", r.With)
 		}
 		whys = append(whys, w+"; "+r.Why)

@@ -2,11 +2,11 @@ package plans
 
 import (
 	"fmt"
-	"math/big"
 	"sort"
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/sqlparse"
+	"github.com/dataworkers/dw/pkg/units"
 )
 
 // The corrected statement is written by editing the pinned statement's SQL text token by token
@@ -14,73 +14,59 @@ import (
 // pkg/sqlparse and analysed against the fields the new statement will pin: a draft that does not
 // parse, or reads a field the schema lacks, is refused instead of proposed.
 
-// Unit suffixes: a field named <stem>_<unit> holds a quantity in that unit. Two fields with the
-// same stem and units of one dimension convert by the ratio of their units (response_kib →
-// response_bytes is × 1024). Nothing else is inferred: other names have no derivable factor.
-var unitSuffixes = map[string]struct {
-	dimension string
-	size      *big.Int
-}{
-	"bytes": {"bytes", big.NewInt(1)}, "kb": {"bytes", big.NewInt(1000)}, "kib": {"bytes", big.NewInt(1024)},
-	"mb": {"bytes", big.NewInt(1000 * 1000)}, "mib": {"bytes", big.NewInt(1 << 20)},
-	"gb": {"bytes", big.NewInt(1000 * 1000 * 1000)}, "gib": {"bytes", big.NewInt(1 << 30)},
-	"ns": {"time", big.NewInt(1)}, "nanos": {"time", big.NewInt(1)}, "us": {"time", big.NewInt(1000)}, "micros": {"time", big.NewInt(1000)},
-	"ms": {"time", big.NewInt(1000 * 1000)}, "millis": {"time", big.NewInt(1000 * 1000)},
-	"s": {"time", big.NewInt(1000 * 1000 * 1000)}, "sec": {"time", big.NewInt(1000 * 1000 * 1000)}, "seconds": {"time", big.NewInt(1000 * 1000 * 1000)},
-}
-
-// UnitRule is stated in the plan wherever a factor is derived.
-const UnitRule = "a field named <stem>_<unit> holds <unit>s; a replacement with the same stem and a unit of the same dimension " +
-	"(bytes, kb, kib, mb, mib, gb, gib; ns, us, ms, s) converts by the ratio of the units, and only a whole-number ratio is used"
-
-func splitUnit(field string) (stem, unit string, ok bool) {
-	i := strings.LastIndexByte(field, '_')
-	if i <= 0 {
-		return "", "", false
-	}
-	u := strings.ToLower(field[i+1:])
-	if _, ok := unitSuffixes[u]; !ok {
-		return "", "", false
-	}
-	return strings.ToLower(field[:i]), u, true
-}
+// UnitRule is stated in the plan wherever a factor is derived: units come from the fields' names
+// and the rounding from their types (pkg/units).
+const UnitRule = units.Rule
 
 // Replacement is how a removed field's value is read from the field that replaced it.
 type Replacement struct {
 	Removed string `json:"removed"`
 	With    string `json:"with"`
-	// Factor converts the replacement to the removed field's unit ("1024"); "1" for a rename.
+	// Factor converts the replacement to the removed field's unit ("1024", "1/1000"); "1" for a rename.
 	Factor string `json:"factor"`
 	Why    string `json:"why"`
+	// Conversion is the derived SQL over the replacement, "%s" standing for its reference; empty
+	// for a rename or a factor given by hand (then the replacement is widened to BIGINT and multiplied).
+	Conversion string `json:"conversion,omitempty"`
+	// Exact is false when the conversion rounds; Loss then says what is lost.
+	Exact bool   `json:"exact,omitempty"`
+	Loss  string `json:"precision_loss,omitempty"`
 }
 
-// deriveReplacement finds the one added field that carries removed's quantity in another unit.
-// It returns a reason instead when none or several qualify, or the ratio is not a whole number.
-func deriveReplacement(removed string, added []string, renamedTo string) (Replacement, string) {
+// deriveReplacement finds the one added field that carries removed's quantity in another unit,
+// the conversion chosen from the fields' types (types maps a field to its schema type; a missing
+// type rounds rather than truncates). It returns a reason instead when none or several qualify.
+func deriveReplacement(removed string, added []string, renamedTo string, types map[string]string) (Replacement, string) {
 	if renamedTo != "" {
-		return Replacement{Removed: removed, With: renamedTo, Factor: "1", Why: removed + " was renamed to " + renamedTo}, ""
+		return Replacement{Removed: removed, With: renamedTo, Factor: "1", Exact: true, Why: removed + " was renamed to " + renamedTo}, ""
 	}
-	stem, unit, ok := splitUnit(removed)
+	stem, _, ok := units.Split(removed)
 	if !ok {
 		return Replacement{}, fmt.Sprintf("no factor can be derived for %s: its name ends in no known unit (%s)", removed, UnitRule)
 	}
 	var cands []Replacement
+	var refused []string
 	for _, a := range added {
-		s, u, ok := splitUnit(a)
-		if !ok || s != stem || unitSuffixes[u].dimension != unitSuffixes[unit].dimension {
+		if s, _, ok := units.Split(a); !ok || s != stem {
 			continue
 		}
-		num, den := unitSuffixes[u].size, unitSuffixes[unit].size
-		var q, r big.Int
-		q.QuoRem(num, den, &r)
-		if r.Sign() != 0 || q.Sign() == 0 {
-			return Replacement{}, fmt.Sprintf("%s replaces %s but one %s is not a whole number of %s, so no factor is used (%s)", a, removed, u, unit, UnitRule)
+		c, err := units.Derive(units.Field{Name: a, Type: types[a]}, units.Field{Name: removed, Type: types[removed]})
+		if err != nil {
+			refused = append(refused, err.Error())
+			continue
 		}
-		cands = append(cands, Replacement{Removed: removed, With: a, Factor: q.String(),
-			Why: fmt.Sprintf("%s_%s holds %s and %s holds %s: 1 %s = %s %s (%s)", stem, u, u, removed, unit, u, q.String(), unit, UnitRule)})
+		why := c.Why
+		if c.Loss != "" {
+			why += "; " + c.Loss
+		}
+		cands = append(cands, Replacement{Removed: removed, With: a, Factor: c.Factor, Conversion: c.SQL, Exact: c.Exact, Loss: c.Loss,
+			Why: why + " (" + UnitRule + ")"})
 	}
 	switch len(cands) {
 	case 0:
+		if len(refused) > 0 {
+			return Replacement{}, fmt.Sprintf("no conversion is derived for %s: %s", removed, strings.Join(refused, "; "))
+		}
 		return Replacement{}, fmt.Sprintf("no field added beside the removal of %s carries the same quantity (same stem %q, a unit of the same dimension); no factor is guessed (%s)", removed, stem, UnitRule)
 	case 1:
 		return cands[0], ""
@@ -93,21 +79,28 @@ func deriveReplacement(removed string, added []string, renamedTo string) (Replac
 }
 
 // Expression is the read of the removed field in the corrected statement: the replacement
-// converted to the old unit, falling back to the old field (records still written with it). The
-// replacement is cast to BIGINT before it is multiplied, so an INT field times the factor cannot
-// overflow; Readable is the same read without the cast, for the approver.
+// converted to the old unit, falling back to the old field (records still written with it). A
+// derived conversion widens integers to BIGINT before multiplying and rounds (never truncates)
+// into an integer field; a hand-given factor is applied to the replacement cast to BIGINT.
 func (r Replacement) Expression(qualifier string) string {
 	with := qualifier + quoteIdent(r.With)
-	if r.Factor != "1" {
+	switch {
+	case r.Conversion != "":
+		with = strings.ReplaceAll(r.Conversion, "%s", with)
+	case r.Factor != "1":
 		with = "CAST(" + with + " AS BIGINT) * " + r.Factor
 	}
 	return fmt.Sprintf("COALESCE(%s, %s%s)", with, qualifier, quoteIdent(r.Removed))
 }
 
-// Readable is the read as an approver states it: COALESCE(response_kib * 1024, response_bytes).
+// Readable is the read as an approver states it: COALESCE(response_kib * 1024, response_bytes);
+// a conversion that rounds is shown whole, so the rounding is seen.
 func (r Replacement) Readable() string {
 	with := quoteIdent(r.With)
-	if r.Factor != "1" {
+	switch {
+	case r.Conversion != "" && !r.Exact:
+		with = strings.ReplaceAll(r.Conversion, "%s", with)
+	case r.Factor != "1":
 		with += " * " + r.Factor
 	}
 	return fmt.Sprintf("COALESCE(%s, %s)", with, quoteIdent(r.Removed))

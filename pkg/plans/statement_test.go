@@ -11,25 +11,32 @@ import (
 const rollupSQL = "INSERT INTO `usage-hourly`\nSELECT\n  account_id,\n  window_start AS `hour`,\n  SUM(response_bytes) AS egress_bytes,\n  COUNT(*) AS request_count\nFROM TABLE(\n  TUMBLE(TABLE `api-usage`, DESCRIPTOR(event_time), INTERVAL '1' HOUR))\nGROUP BY account_id, window_start, window_end;"
 
 func TestDeriveReplacementByUnitSuffix(t *testing.T) {
+	ints := map[string]string{"response_bytes": "long", "response_kib": "int", "response_mb": "int", "latency_ms": "long", "latency_s": "int",
+		"weight_grams": "long", "weight_kg": "double", "size_kib": "int"}
 	cases := []struct {
 		removed string
 		added   []string
 		renamed string
 		with    string
 		factor  string
+		expr    string
 		reason  string
 	}{
-		{"response_bytes", []string{"response_kib"}, "", "response_kib", "1024", ""},
-		{"response_bytes", []string{"status", "response_mb"}, "", "response_mb", "1000000", ""},
-		{"latency_ms", []string{"latency_s"}, "", "latency_s", "1000", ""},
-		{"response_kib", []string{"response_bytes"}, "", "", "", "not a whole number"},
-		{"response_bytes", []string{"latency_ms"}, "", "", "", "no field added"},
-		{"response_bytes", []string{"response_kib", "response_mib"}, "", "", "", "several added fields"},
-		{"size", []string{"size_kib"}, "", "", "", "ends in no known unit"},
-		{"user_name", nil, "username", "username", "1", ""},
+		{"response_bytes", []string{"response_kib"}, "", "response_kib", "1024", "COALESCE(CAST(response_kib AS BIGINT) * 1024, response_bytes)", ""},
+		{"response_bytes", []string{"status", "response_mb"}, "", "response_mb", "1000000", "", ""},
+		{"latency_ms", []string{"latency_s"}, "", "latency_s", "1000", "", ""},
+		// A double in kilograms read into whole grams is rounded, never truncated.
+		{"weight_grams", []string{"weight_kg"}, "", "weight_kg", "1000", "COALESCE(CAST(ROUND(weight_kg * 1000) AS BIGINT), weight_grams)", ""},
+		// Scaling down is certain too; the rounding is stated.
+		{"response_kib", []string{"response_bytes"}, "", "response_bytes", "1/1024", "COALESCE(CAST(ROUND(CAST(response_bytes AS DOUBLE) * 0.0009765625) AS BIGINT), response_kib)", ""},
+		{"response_bytes", []string{"latency_ms"}, "", "", "", "", "no field added"},
+		{"response_bytes", []string{"response_kib", "response_mib"}, "", "", "", "", "several added fields"},
+		{"size", []string{"size_kib"}, "", "", "", "", "ends in no known unit"},
+		{"weight_grams", []string{"weight_kb"}, "", "", "", "", "measure different things"},
+		{"user_name", nil, "username", "username", "1", "COALESCE(username, user_name)", ""},
 	}
 	for _, c := range cases {
-		r, why := deriveReplacement(c.removed, c.added, c.renamed)
+		r, why := deriveReplacement(c.removed, c.added, c.renamed, ints)
 		if c.reason != "" {
 			if !strings.Contains(why, c.reason) {
 				t.Errorf("%s from %v: want a reason with %q, got %q (%+v)", c.removed, c.added, c.reason, why, r)
@@ -39,6 +46,13 @@ func TestDeriveReplacementByUnitSuffix(t *testing.T) {
 		if why != "" || r.With != c.with || r.Factor != c.factor {
 			t.Errorf("%s from %v: got %+v, %q; want %s × %s", c.removed, c.added, r, why, c.with, c.factor)
 		}
+		if c.expr != "" && r.Expression("") != c.expr {
+			t.Errorf("%s: expression %s, want %s", c.removed, r.Expression(""), c.expr)
+		}
+	}
+	r, _ := deriveReplacement("weight_grams", []string{"weight_kg"}, "", ints)
+	if r.Exact || !strings.Contains(r.Why, "rounded to the nearest") || r.Readable() != "COALESCE(CAST(ROUND(weight_kg * 1000) AS BIGINT), weight_grams)" {
+		t.Errorf("the rounding is not stated: %+v / %s", r, r.Readable())
 	}
 }
 
@@ -163,5 +177,25 @@ func TestReplacementExpressionCastsAndReadableStatesTheIntent(t *testing.T) {
 	rename := Replacement{Removed: "user_name", With: "username", Factor: "1"}
 	if got := rename.Expression(""); got != "COALESCE(username, user_name)" {
 		t.Errorf("rename %s", got)
+	}
+}
+
+// A depot's statement summed whole grams; the new version carries kilograms as a double. The
+// corrected statement rounds into grams and still parses and reads only fields the schema has.
+func TestRewriteStatementConvertsKilogramsBackIntoGrams(t *testing.T) {
+	sql := "INSERT INTO `depot-load` SELECT depot, SUM(weight_grams) AS total_grams FROM `parcel-scans` GROUP BY depot"
+	r, why := deriveReplacement("weight_grams", []string{"weight_kg"}, "", map[string]string{"weight_grams": "long", "weight_kg": "double"})
+	if why != "" {
+		t.Fatal(why)
+	}
+	d, err := rewriteStatement(sql, []Replacement{r}, "parcel-scans", "depot-load-v2", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.SQL, "SUM(COALESCE(CAST(ROUND(weight_kg * 1000) AS BIGINT), weight_grams)) AS total_grams") {
+		t.Fatalf("draft %s", d.SQL)
+	}
+	if _, err := checkStatement(d.SQL, map[string][]string{"parcel-scans": {"parcel_id", "depot", "weight_kg", "weight_grams"}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -122,8 +122,12 @@ type ColumnRef struct {
 	Pos, End int
 }
 
-// Literal is a constant (string, number, boolean, NULL, typed literal, niladic function).
-type Literal struct{ Text string }
+// Literal is a constant (string, number, boolean, NULL, typed literal, niladic function). Text
+// of a string literal is unquoted and unescaped; String marks it.
+type Literal struct {
+	Text   string
+	String bool
+}
 
 // StarArg is the * in COUNT(*).
 type StarArg struct{}

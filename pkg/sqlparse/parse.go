@@ -906,7 +906,7 @@ func (p *parser) primary() Expr {
 	switch t.kind {
 	case tNumber, tString, tParam:
 		p.next()
-		return &Literal{Text: t.text}
+		return &Literal{Text: t.text, String: t.kind == tString}
 	case tOp:
 		switch t.text {
 		case "(":

@@ -45,6 +45,8 @@ type Statement struct {
 	Labels        map[string]string
 	SQLKind       string
 	LatestOffsets map[string]string
+	// Detail is status.detail, the statement's error text when it failed.
+	Detail string
 }
 
 // Tableflow is a Tableflow topic fixture.
@@ -312,7 +314,7 @@ func statementJSON(st Statement) map[string]any {
 		"name": st.Name, "organization_id": Org, "environment_id": Env,
 		"spec": map[string]any{"statement": st.SQL, "properties": st.Properties, "compute_pool_id": st.ComputePoolID,
 			"principal": "sa-billing", "authorized_principals": []string{}, "stopped": st.Phase == "STOPPED"},
-		"status": map[string]any{"phase": st.Phase, "detail": "", "warnings": []any{},
+		"status": map[string]any{"phase": st.Phase, "detail": st.Detail, "warnings": []any{},
 			"traits": map[string]any{"sql_kind": kind, "is_bounded": false, "is_append_only": true, "upsert_columns": []any{},
 				"schema": map[string]any{"columns": []any{}}},
 			"network_kind": "PUBLIC", "latest_offsets": st.LatestOffsets, "latest_offsets_timestamp": created,

@@ -365,6 +365,12 @@ func (imp *importer) indexTest(n *Node) {
 func (imp *importer) node(n *Node, kind string) {
 	urn := graph.DBTURN(n.UniqueID)
 	attrs := map[string]string{"resource_type": n.ResourceType, "package": n.PackageName}
+	// The compiled SQL, so impact analysis can say what the model does with a changed value.
+	if code := n.CompiledCode; code != nil && strings.TrimSpace(*code) != "" && (n.Language == "" || n.Language == "sql") {
+		attrs["sql"] = *code
+	} else if code := n.CompiledSQL; code != nil && strings.TrimSpace(*code) != "" {
+		attrs["sql"] = *code
+	}
 	if w := imp.warehouseURN(n); w != "" {
 		attrs["relation"] = string(w)
 	}

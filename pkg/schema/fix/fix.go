@@ -22,6 +22,8 @@ type Restored struct {
 	Type string `json:"type"`
 	// How says what it looks like in the restoring version.
 	How string `json:"how"`
+	// Why explains a restore that needed more than adding the field back (a lifted reservation).
+	Why string `json:"why,omitempty"`
 }
 
 // Restoration is the proposed schema text and what it restores.

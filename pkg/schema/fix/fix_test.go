@@ -2,6 +2,7 @@ package fix_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,9 +131,79 @@ func TestProtobufRestoreUsesTheOldTag(t *testing.T) {
 			t.Errorf("%s: %+v", l, res.Incompatibilities)
 		}
 	}
-	reserved := parse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage Usage {\n  reserved 2;\n  string id = 1;\n  Inner inner = 4;\n  message Inner { string x = 1; int32 y = 2; }\n}\n")
-	if _, err := fix.Restore(old, reserved); err == nil || !strings.Contains(err.Error(), "reserved") {
-		t.Fatalf("reserved tag: %v", err)
+	// A tag taken by another field cannot come back.
+	taken := parse(t, schema.Protobuf, "syntax = \"proto3\";\npackage acme;\nmessage Usage {\n  string id = 1;\n  string response_bytes = 5;\n  Inner inner = 4;\n  message Inner { string x = 1; int32 y = 2; }\n}\n")
+	if _, err := fix.Restore(old, taken); err == nil || !strings.Contains(err.Error(), "uses the name on another tag") {
+		t.Fatalf("name on another tag: %v", err)
+	}
+}
+
+// A shop's proto3 order event: v8 removed discount_micros and reserved its tag and name, inside a
+// wider reserved range. The restore lifts only that tag and name and brings the field back as it was.
+func TestProtobufRestoreLiftsTheReservationOfTheRemovedField(t *testing.T) {
+	old := parse(t, schema.Protobuf, `syntax = "proto3";
+package shop.v1;
+message Order {
+  string order_id = 1;
+  int64 total_micros = 2;
+  int64 discount_micros = 3;
+  string currency = 4;
+}
+`)
+	nw := parse(t, schema.Protobuf, `syntax = "proto3";
+package shop.v1;
+message Order {
+  reserved 3 to 5, 9;
+  reserved "discount_micros", "legacy_flag";
+  string order_id = 1;
+  int64 total_micros = 2;
+  string currency_code = 6;
+}
+`)
+	r, err := fix.Restore(old, nw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := parse(t, schema.Protobuf, r.Text)
+	f, ok := got.Field("discount_micros")
+	if !ok || f.Tag != 3 || f.Type != "int64" {
+		t.Fatalf("discount_micros %+v\n%s", f, r.Text)
+	}
+	for _, want := range []string{"reserved 5, 9;", `reserved "legacy_flag";`} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("restored text lacks %q:\n%s", want, r.Text)
+		}
+	}
+	var why string
+	for _, x := range r.Restored {
+		if x.Path == "shop.v1.Order.discount_micros" {
+			why = x.Why
+		}
+	}
+	if !strings.Contains(why, "reserved discount_micros (tag 3)") || !strings.Contains(why, "same name, type and tag") {
+		t.Errorf("why %q (%+v)", why, r.Restored)
+	}
+	// currency (tag 4, inside the reserved range) was removed too and nothing uses its tag or name:
+	// it comes back on its tag, and the range is split around both.
+	if f, ok := got.Field("currency"); !ok || f.Tag != 4 {
+		t.Errorf("currency %+v\n%s", f, r.Text)
+	}
+	for _, l := range []compat.Level{compat.Backward, compat.Forward, compat.Full} {
+		if res := compat.Check(l, compat.Strict, got, []compat.Version{{Version: 8, Schema: nw}}); !res.Compatible {
+			t.Errorf("%s against v8: %+v", l, res.Incompatibilities)
+		}
+	}
+}
+
+func TestProtobufRestoreDropsAReservationLeftEmpty(t *testing.T) {
+	old := parse(t, schema.Protobuf, "syntax = \"proto3\";\npackage lab;\nmessage Sample {\n  string id = 1;\n  double mass_mg = 2;\n}\n")
+	nw := parse(t, schema.Protobuf, "syntax = \"proto3\";\npackage lab;\nmessage Sample {\n  reserved 2;\n  string id = 1;\n}\n")
+	r, err := fix.Restore(old, nw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Text, "reserved") || !strings.Contains(r.Text, "optional double mass_mg = 2;") {
+		t.Fatalf("text:\n%s", r.Text)
 	}
 }
 
@@ -156,4 +227,34 @@ func TestScenarioV13MatchesTheStoryFile(t *testing.T) {
 	if strings.TrimSpace(r.Text) != strings.TrimSpace(string(want)) {
 		t.Fatalf("v13 differs from the story file:\n%s", r.Text)
 	}
+}
+
+func FuzzProtobufRestoreAcrossReservations(f *testing.F) {
+	f.Add(int32(3), "3 to 5, 9", int32(4))
+	f.Add(int32(7), "1 to max", int32(2))
+	f.Add(int32(2), "2", int32(2))
+	f.Fuzz(func(t *testing.T, tag int32, ranges string, other int32) {
+		if tag < 1 || tag > 10000 || other < 1 || other > 10000 || tag == other || strings.ContainsAny(ranges, ";{}\"/\n") {
+			return
+		}
+		old, err := schema.Parse(schema.Protobuf, fmt.Sprintf("syntax = \"proto3\";\npackage z;\nmessage M {\n  int64 gone = %d;\n  string kept = %d;\n}\n", tag, other))
+		if err != nil {
+			return
+		}
+		nw, err := schema.Parse(schema.Protobuf, fmt.Sprintf("syntax = \"proto3\";\npackage z;\nmessage M {\n  reserved %s;\n  string kept = %d;\n}\n", ranges, other))
+		if err != nil {
+			return
+		}
+		r, err := fix.Restore(old, nw)
+		if err != nil {
+			return
+		}
+		got, err := schema.Parse(schema.Protobuf, r.Text)
+		if err != nil {
+			t.Fatalf("restored text does not compile: %v\n%s", err, r.Text)
+		}
+		if f, ok := got.Field("gone"); !ok || f.Tag != int(tag) {
+			t.Fatalf("gone not on tag %d:\n%s", tag, r.Text)
+		}
+	})
 }

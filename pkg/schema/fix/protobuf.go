@@ -13,9 +13,10 @@ import (
 	"github.com/dataworkers/dw/pkg/schema"
 )
 
+// insertion replaces text[offset:end] with text (end == offset: a pure insertion).
 type insertion struct {
-	offset int
-	text   string
+	offset, end int
+	text        string
 }
 
 // restoreProtobuf inserts each removed field, on its old tag, before the closing brace of its
@@ -50,6 +51,7 @@ func restoreProtobuf(old, new *schema.Schema) (Restoration, error) {
 	}
 	var r Restoration
 	var ins []insertion
+	lift := map[*ast.MessageNode][]protoreflect.FieldDescriptor{} // reservations to lift, per message
 	var walk func(om protoreflect.MessageDescriptors)
 	walk = func(om protoreflect.MessageDescriptors) {
 		for i := 0; i < om.Len(); i++ {
@@ -73,25 +75,37 @@ func restoreProtobuf(old, new *schema.Schema) (Restoration, error) {
 				if nd.Fields().ByNumber(of.Number()) != nil {
 					continue
 				}
-				if nd.ReservedRanges().Has(of.Number()) || nd.ReservedNames().Has(of.Name()) {
-					r.Skipped = append(r.Skipped, fmt.Sprintf("%s.%s (tag %d) is reserved in the new version; remove the reservation to restore it", full, of.Name(), of.Number()))
-					continue
-				}
 				if nd.Fields().ByName(of.Name()) != nil {
 					r.Skipped = append(r.Skipped, fmt.Sprintf("%s.%s: the new version uses the name on another tag", full, of.Name()))
 					continue
 				}
+				why := ""
+				if nd.ReservedRanges().Has(of.Number()) || nd.ReservedNames().Has(of.Name()) {
+					// Nothing else holds the tag or the name: lifting the reservation brings back
+					// exactly the field old records carry.
+					lift[node] = append(lift[node], of)
+					why = fmt.Sprintf("the new version reserved %s (tag %d) when it removed it; no field uses the tag or the name, so the reservation is lifted and "+
+						"the field comes back with the same name, type and tag: records written before the removal carry exactly this field, and "+
+						"Schema Registry's Protobuf compatibility rules do not forbid removing a reservation", of.Name(), of.Number())
+				}
 				decl := fieldDecl(of)
 				off := fileNode.NodeInfo(node.CloseBrace).Start().Offset
-				ins = append(ins, insertion{offset: off, text: "  " + decl + " // restored\n"})
-				r.Restored = append(r.Restored, Restored{Path: full + "." + string(of.Name()), Type: schema.ProtoTypeName(of), How: decl})
+				ins = append(ins, insertion{offset: off, end: off, text: "  " + decl + " // restored\n"})
+				r.Restored = append(r.Restored, Restored{Path: full + "." + string(of.Name()), Type: schema.ProtoTypeName(of), How: decl, Why: why})
 			}
 		}
 	}
 	walk(old.ProtoFile().Messages())
+	for node, fds := range lift {
+		ins = append(ins, liftReservation(fileNode, new.Text, node, fds)...)
+	}
 	sort.SliceStable(ins, func(i, j int) bool { return ins[i].offset > ins[j].offset })
 	text := new.Text
 	for _, in := range ins {
+		if in.end > in.offset {
+			text = text[:in.offset] + in.text + text[in.end:]
+			continue
+		}
 		// Keep the closing brace on its own line.
 		before := text[:in.offset]
 		if !strings.HasSuffix(before, "\n") {
@@ -140,4 +154,97 @@ func fieldDecl(fd protoreflect.FieldDescriptor) string {
 		typ = "optional " + typeRef(fd)
 	}
 	return fmt.Sprintf("%s %s = %d;", typ, fd.Name(), fd.Number())
+}
+
+// maxTag is the largest Protobuf field number ("max" in a reserved range).
+const maxTag = 536870911
+
+// liftReservation rewrites the message's reserved statements without the fields' tags and names:
+// a range holding a tag is split around it, a name is dropped, and a statement left empty goes.
+func liftReservation(file *ast.FileNode, src string, msg *ast.MessageNode, fds []protoreflect.FieldDescriptor) []insertion {
+	var out []insertion
+	tags := map[int32]bool{}
+	names := map[string]bool{}
+	for _, fd := range fds {
+		tags[int32(fd.Number())] = true
+		names[string(fd.Name())] = true
+	}
+	for _, d := range msg.Decls {
+		rn, ok := d.(*ast.ReservedNode)
+		if !ok {
+			continue
+		}
+		var keep []string
+		changed := false
+		for _, rg := range rn.Ranges {
+			lo, _ := rg.StartValueAsInt32(1, maxTag)
+			hi := lo
+			switch {
+			case rg.Max != nil:
+				hi = maxTag
+			case rg.EndVal != nil:
+				hi, _ = rg.EndValueAsInt32(1, maxTag)
+			}
+			// Split the range around every lifted tag inside it.
+			var inside []int32
+			for t := range tags {
+				if t >= lo && t <= hi {
+					inside = append(inside, t)
+				}
+			}
+			sort.Slice(inside, func(i, j int) bool { return inside[i] < inside[j] })
+			from := lo
+			for _, t := range inside {
+				changed = true
+				if from < t {
+					keep = append(keep, rangeText(from, t-1))
+				}
+				from = t + 1
+			}
+			if from <= hi {
+				keep = append(keep, rangeText(from, hi))
+			}
+		}
+		for _, n := range rn.Names {
+			if names[n.AsString()] {
+				changed = true
+				continue
+			}
+			keep = append(keep, fmt.Sprintf("%q", n.AsString()))
+		}
+		for _, n := range rn.Identifiers {
+			if names[string(n.AsIdentifier())] {
+				changed = true
+				continue
+			}
+			keep = append(keep, string(n.AsIdentifier()))
+		}
+		if !changed {
+			continue
+		}
+		start, end := file.NodeInfo(rn).Start().Offset, file.NodeInfo(rn).End().Offset+1 // End is the last character
+		text := ""
+		if len(keep) > 0 {
+			text = "reserved " + strings.Join(keep, ", ") + ";"
+		} else {
+			// The whole line goes when the statement is alone on it: its indentation and newline too.
+			ls := strings.LastIndexByte(src[:start], '\n') + 1
+			le := strings.IndexByte(src[end:], '\n')
+			if le >= 0 && strings.TrimSpace(src[ls:start]) == "" && strings.TrimSpace(src[end:end+le]) == "" {
+				start, end = ls, end+le+1
+			}
+		}
+		out = append(out, insertion{offset: start, end: end, text: text})
+	}
+	return out
+}
+
+func rangeText(lo, hi int32) string {
+	switch {
+	case lo == hi:
+		return fmt.Sprint(lo)
+	case hi == maxTag:
+		return fmt.Sprintf("%d to max", lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
 }

@@ -58,6 +58,10 @@ type Request struct {
 	Compatibility *compat.Result
 	// MaxDepth bounds the walk (0: the graph's default).
 	MaxDepth int
+	// NewValues are values seen in new records that old ones never had (a new code in a
+	// low-cardinality field, e.g. from sample_topic's value counts); enum symbols the change adds
+	// are found from the schemas.
+	NewValues []ValueChange
 }
 
 // Reader is one downstream asset that reads a changed field, directly or through others.
@@ -81,6 +85,13 @@ type Reader struct {
 	SelectStar    bool `json:"select_star,omitempty"`
 	// Via is the asset it gets the value from.
 	Via graph.URN `json:"via,omitempty"`
+	// Symptom is what its data shows (nulls, zeros, an understated figure, rows missing, statement
+	// failed → stale); Sees is the value that reaches it (for a statement pinned to the old schema,
+	// by the format's rules).
+	Symptom Symptom `json:"symptom,omitempty"`
+	Sees    string  `json:"sees,omitempty"`
+	// Reads say what its own SQL does with the value, expression by expression.
+	Reads []SQLRead `json:"reads,omitempty"`
 	// What happens to it, in one sentence.
 	Effect string `json:"effect"`
 	// Breaks: it will read wrong, missing or unreadable data.
@@ -103,6 +114,11 @@ type Assessment struct {
 	// Changes are the field changes that reach readers (removed, renamed, retyped, nullability).
 	Changes []schema.Change `json:"changes"`
 	Readers []Reader        `json:"readers"`
+	// Predicted is, per changed field, what a reader pinned to the old version sees of it in new
+	// records by the format's resolution rules (under the default error handling: fail).
+	Predicted []View `json:"predicted"`
+	// ValueChanges are the new values readers may compare (enum symbols added, codes observed).
+	ValueChanges []ValueChange `json:"value_changes,omitempty"`
 	// Broken counts the readers that break.
 	Broken int `json:"broken_readers"`
 	// Compatible is the registry-rule verdict (true when not given).
@@ -141,15 +157,21 @@ func (r Request) label() string {
 // Assess finds every reader of every reader-affecting field change.
 func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) {
 	out := Assessment{Subject: req.Subject, OldVersion: req.OldVersion, NewVersion: req.NewVersion,
-		Changes: []schema.Change{}, Readers: []Reader{}, Compatible: true, LineageKnown: true}
+		Changes: []schema.Change{}, Readers: []Reader{}, Predicted: []View{}, Compatible: true, LineageKnown: true}
 	if req.Compatibility != nil {
 		out.Compatible = req.Compatibility.Compatible
 	}
-	for _, c := range schema.Diff(req.Old, req.New) {
+	var diff []schema.Change
+	if req.Old != nil && req.New != nil {
+		diff = schema.Diff(req.Old, req.New)
+	}
+	out.ValueChanges = valueChanges(req, diff)
+	for _, c := range diff {
 		if c.Kind.AffectsReaders() {
 			out.Changes = append(out.Changes, c)
 		}
 	}
+	out.Predicted = Predict(req.Old, req.New, "")
 	subj := graph.SubjectURN(req.Subject)
 	if _, err := a.g.Get(ctx, subj); err != nil {
 		var nf *graph.NotFoundError
@@ -176,6 +198,14 @@ func (a *Assessor) Assess(ctx context.Context, req Request) (Assessment, error) 
 				field = c.OldPath
 			}
 			readers, truncated, err := a.readersOf(ctx, req, subj, field, c, pinnedReadFails, added)
+			if err != nil {
+				return Assessment{}, err
+			}
+			out.Truncated = out.Truncated || truncated
+			out.Readers = append(out.Readers, readers...)
+		}
+		for _, vc := range out.ValueChanges {
+			readers, truncated, err := a.valueReaders(ctx, req, subj, vc, out.Predicted)
 			if err != nil {
 				return Assessment{}, err
 			}
@@ -224,6 +254,7 @@ const (
 	effZero    effect = "zero"    // COALESCE turns it into a default (often 0)
 	effSkews   effect = "skews"   // an average or extreme moves
 	effFails   effect = "fails"   // records cannot be read: the reader stops
+	effSkips   effect = "skips"   // records that cannot be read are skipped: rows vanish
 	effType    effect = "type"    // the value's type changed (converted on read)
 	effNone    effect = "none"    // nothing changes for this reader
 )
@@ -232,7 +263,7 @@ var aggRE = regexp.MustCompile(`(?i)\b(SUM|COUNT|AVG|MIN|MAX|COALESCE|IFNULL|NVL
 
 // through says what an expression does to an incoming effect.
 func through(expr string, in effect) effect {
-	if in == effFails || in == effNone || in == effType {
+	if in == effFails || in == effNone || in == effType || in == effSkips {
 		return in
 	}
 	m := aggRE.FindAllStringSubmatch(expr, -1)
@@ -317,10 +348,12 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 	order := append([]graph.Reached(nil), lin.Nodes...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Depth < order[j].Depth })
 	effects := map[string]effect{}
-	stops := map[string]string{} // why a reader reads nothing changed, e.g. pinned after the change
+	symptoms := map[string]View{} // what the data shows, carried down from the first reader
+	stops := map[string]string{}  // why a reader reads nothing changed, e.g. pinned after the change
 	start := subj.Field(field)
 	base := baseEffect(c, pinnedReadFails)
 	effects[refKey(start)] = base
+	symptoms[refKey(start)] = latestView(c, base)
 	byAsset := map[graph.URN]*Reader{}
 	var list []graph.URN
 	for _, n := range order {
@@ -339,18 +372,33 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 		}
 		n.Node.Path = columnName(asset, n.Node.Path)
 		eff := parent
+		sym, ok := symptoms[refKey(n.Via)]
+		if !ok {
+			sym = symptoms[refKey(start)]
+		}
 		pinned := 0
 		if asset.Kind == graph.KindFlinkStatement {
 			pinned = pinnedVersion(asset.Attrs["schema_pins"], req.Subject)
-			if req.NewVersion > 0 && pinned >= req.NewVersion {
+			va, _ := get(n.Via.Asset)
+			switch {
+			case req.NewVersion > 0 && pinned >= req.NewVersion:
 				eff = effNone
+				sym = View{Field: field, Symptom: SymptomNone, Sees: "the new version", Checks: []string{}}
 				stops[k] = fmt.Sprintf("created against v%d, after the change: it does not read %s", pinned, field)
-			} else if parent == effNull && len(pinnedReadFails) > 0 {
-				eff = effFails
+			case carrier(va.Kind) || n.Via.Asset == subj:
+				// It decodes the records itself with the schema it was created against.
+				if v, ok := pinnedView(req, c, errorHandling(asset, va)); ok {
+					sym, eff = v, effectOf(v.Symptom, parent)
+				} else if parent == effNull && len(pinnedReadFails) > 0 {
+					eff = effFails
+				}
 			}
 		}
+		in := sym // what arrives, before this asset's own SQL
 		eff = through(ev, eff)
+		sym = after(sym, eff)
 		effects[k] = eff
+		symptoms[k] = sym
 		if carrier(asset.Kind) || n.Node.Asset == subj {
 			continue
 		}
@@ -370,12 +418,20 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 				}
 			}
 			r.Evidence = ev
+			r.Symptom, r.Sees = sym.Symptom, in.Sees
+			if va, err := get(n.Via.Asset); err == nil && eff != effNone {
+				col := n.Via.Path
+				if col == "" {
+					col = field
+				}
+				r.Reads = sqlReads(asset, va.Name, col, in, nil)
+			}
 			r.Breaks = eff != effNone && eff != effType
 			viaName := n.Via.Asset.ID()
 			if va, err := get(n.Via.Asset); err == nil && va.Name != "" {
 				viaName = va.Name
 			}
-			r.Effect = sentence(req, c, field, asset, r, eff, ev, stops[k], pinnedReadFails, added, n, viaName)
+			r.Effect = sentence(req, c, field, asset, r, eff, ev, stops[k], pinnedReadFails, added, n, viaName, in)
 		}
 		if n.Node.Path == "" {
 			r.TableLevel = len(r.Columns) == 0
@@ -464,7 +520,7 @@ func severityOf(a graph.Asset) (Severity, string) {
 
 // sentence says in one line what happens to the reader.
 func sentence(req Request, c schema.Change, field string, asset graph.Asset, r *Reader, eff effect, ev, stop string,
-	fails []compat.Incompatibility, added []string, n graph.Reached, via string) string {
+	fails []compat.Incompatibility, added []string, n graph.Reached, via string, sym View) string {
 	v := req.label()
 	if stop != "" {
 		return stop
@@ -477,6 +533,7 @@ func sentence(req Request, c schema.Change, field string, asset graph.Asset, r *
 		effZero:    "reads its fallback (0) instead of the real value for " + v + " records",
 		effSkews:   "is skewed from the first " + v + " record",
 		effFails:   "stops updating: " + v + " records cannot be read upstream",
+		effSkips:   "misses the rows of " + v + " records, which upstream skips as undecodable",
 		effType:    "changes type to " + typeOf(c.New) + " from " + v,
 		effNone:    "is unaffected",
 	}[eff]
@@ -487,6 +544,7 @@ func sentence(req Request, c schema.Change, field string, asset graph.Asset, r *
 		effZero:    "show the fallback (0) instead of the real value for " + v + " records",
 		effSkews:   "are skewed from the first " + v + " record",
 		effFails:   "stop updating, because " + v + " records cannot be read upstream",
+		effSkips:   "miss the rows of " + v + " records, which upstream skips as undecodable",
 		effType:    "change type from " + v,
 		effNone:    "are unaffected",
 	}[eff]
@@ -503,12 +561,26 @@ func sentence(req Request, c schema.Change, field string, asset graph.Asset, r *
 		}
 		if eff == effFails {
 			msg := ""
-			if len(fails) > 0 {
+			switch {
+			case sym.Why != "" && sym.Symptom == SymptomStatementFailed:
+				msg = " (" + sym.Why + ")"
+			case len(fails) > 0:
 				msg = " (" + fails[0].Message + ")"
 			}
 			return fmt.Sprintf("reads %s (%s): %s records cannot be read with its frozen schema%s; the statement fails", field, pin, v, msg)
 		}
-		s := fmt.Sprintf("reads %s (%s): %s", field, pin, rewordNull(c, v))
+		if eff == effSkips {
+			s := fmt.Sprintf("reads %s (%s): %s records cannot be read with its frozen schema and are skipped (%s)", field, pin, v, sym.Why)
+			if agg != "" {
+				s += "; " + agg + " shrinks"
+			}
+			return s
+		}
+		what := rewordNull(c, v)
+		if sym.Symptom == SymptomZeros || sym.Symptom == SymptomDefault {
+			what = fmt.Sprintf("%s for %s records, not NULL (%s)", sym.Sees, v, sym.Why)
+		}
+		s := fmt.Sprintf("reads %s (%s): %s", field, pin, what)
 		if agg != "" && eff != effNull {
 			s += "; " + agg + " " + verb(eff)
 		}
