@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -71,11 +72,12 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	var c Counts
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if c, err = markStale(ctx, tx, source, seen); err != nil {
+		var changed []int64
+		if c, changed, err = markStale(ctx, tx, source, seen); err != nil {
 			return err
 		}
 		if c.Edges > 0 {
-			return bumpGeneration(ctx, tx)
+			return bumpGeneration(ctx, tx, changed, true)
 		}
 		return nil
 	})
@@ -96,6 +98,14 @@ func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult
 		staleBefore, err := staleEdges(ctx, tx, b.Source)
 		if err != nil {
 			return err
+		}
+		// The ids of the stale edges, so the ones this batch revives can be logged for other
+		// processes' adjacencies (see bumpGeneration); past maxLoggedChanges they are not read.
+		var staleIDs []int64
+		if staleBefore > 0 && staleBefore <= maxLoggedChanges {
+			if staleIDs, err = staleEdgeIDs(ctx, tx, b.Source); err != nil {
+				return err
+			}
 		}
 		ids := idCache{tx: tx, ids: map[URN]int64{}, ts: ts}
 		for _, a := range b.Assets {
@@ -157,17 +167,26 @@ func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult
 		if err != nil {
 			return err
 		}
-		bump := staleAfter != staleBefore
+		bump, logged := staleAfter != staleBefore, true
+		var changed []int64
+		if bump {
+			if staleIDs == nil {
+				logged = false
+			} else if changed, err = revived(ctx, tx, b.Source, staleIDs); err != nil {
+				return err
+			}
+		}
 		if complete {
-			c, err := markStale(ctx, tx, b.Source, SeenOf(b))
+			c, ids, err := markStale(ctx, tx, b.Source, SeenOf(b))
 			if err != nil {
 				return err
 			}
 			res.Stale = c
 			bump = bump || c.Edges > 0
+			changed = append(changed, ids...)
 		}
 		if bump {
-			return bumpGeneration(ctx, tx)
+			return bumpGeneration(ctx, tx, changed, logged)
 		}
 		return nil
 	})
@@ -186,11 +205,71 @@ func staleEdges(ctx context.Context, tx *sql.Tx, source string) (int64, error) {
 	return n, nil
 }
 
-// bumpGeneration tells every process's in-memory adjacency that edges changed state (see
-// migration 0011 and snapshot.go).
-func bumpGeneration(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE graph_generation SET n = n + 1 WHERE id = 1`); err != nil {
+// staleEdgeIDs lists source's stale edges, in id order.
+func staleEdgeIDs(ctx context.Context, tx *sql.Tx, source string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM graph_edges WHERE source = ? AND stale = 1 ORDER BY id`, source)
+	if err != nil {
+		return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+	}
+	return ids, nil
+}
+
+// revived is the edges of before (source's stale edges, in id order) that are live now.
+func revived(ctx context.Context, tx *sql.Tx, source string, before []int64) ([]int64, error) {
+	after, err := staleEdgeIDs(ctx, tx, source)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, id := range before {
+		if _, still := slices.BinarySearch(after, id); !still {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Bounds of the edge change log (migration 0012): the generations kept, and the most edge ids one
+// write logs. A process whose adjacency is older than the window, or that a larger write skipped,
+// reads the edge table afresh, which then costs less than patching would.
+const (
+	changeLogWindow  = 64
+	maxLoggedChanges = 50_000
+)
+
+// bumpGeneration tells every process's in-memory adjacency that edges changed state (migrations
+// 0011 and 0012, snapshot.go), logging the changed edges under the new generation so that the
+// adjacency can be patched. logged false says changed is incomplete: adjacencies before this
+// generation are then loaded afresh. Edges added with new ids need no log entry: the highest id
+// says which they are.
+func bumpGeneration(ctx context.Context, tx *sql.Tx, changed []int64, logged bool) error {
+	logged = logged && len(changed) <= maxLoggedChanges
+	var n, from int64
+	if err := tx.QueryRowContext(ctx, `UPDATE graph_generation SET n = n + 1, logged_from = CASE
+		WHEN ? THEN n + 1 WHEN n + 1 - ? > logged_from THEN n + 1 - ? ELSE logged_from END
+		WHERE id = 1 RETURNING n, logged_from`, !logged, changeLogWindow, changeLogWindow).Scan(&n, &from); err != nil {
 		return fmt.Errorf("graph: bump generation: %w", err)
+	}
+	if logged && len(changed) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO graph_edge_changes (gen, edge_id) SELECT ?, value FROM json_each(?)`,
+			n, jsonIDs(changed)); err != nil {
+			return fmt.Errorf("graph: log edge changes: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM graph_edge_changes WHERE gen <= ?`, from); err != nil {
+		return fmt.Errorf("graph: prune edge change log: %w", err)
 	}
 	return nil
 }
@@ -266,20 +345,21 @@ func (c *idCache) get(ctx context.Context, u URN) (int64, error) {
 	return id, nil
 }
 
-func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Counts, error) {
+// markStale also returns the ids of the edges it marked stale.
+func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Counts, []int64, error) {
 	var c Counts
 	var stale []int64
 	rows, err := tx.QueryContext(ctx, `SELECT c.asset_id, a.urn FROM graph_asset_claims c JOIN graph_assets a ON a.id = c.asset_id
 		WHERE c.source = ? AND c.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var id int64
 		var urn string
 		if err := rows.Scan(&id, &urn); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		if !seen.Assets[URN(urn)] {
 			stale = append(stale, id)
@@ -288,7 +368,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, id := range stale {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_asset_claims SET stale = 1 WHERE asset_id = ? AND source = ?`, id, source); err != nil {
-			return c, fmt.Errorf("graph: mark asset stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark asset stale: %w", err)
 		}
 	}
 	c.Assets = len(stale)
@@ -301,14 +381,14 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows, err = tx.QueryContext(ctx, `SELECT f.asset_id, a.urn, f.path FROM graph_fields f JOIN graph_assets a ON a.id = f.asset_id
 		WHERE f.source = ? AND f.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var k fieldKey
 		var urn string
 		if err := rows.Scan(&k.id, &urn, &k.path); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		if !seen.Fields[URN(urn).Field(k.path)] {
 			staleFields = append(staleFields, k)
@@ -317,7 +397,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, k := range staleFields {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_fields SET stale = 1 WHERE asset_id = ? AND path = ? AND source = ?`, k.id, k.path, source); err != nil {
-			return c, fmt.Errorf("graph: mark field stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark field stale: %w", err)
 		}
 	}
 	c.Fields = len(staleFields)
@@ -327,7 +407,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 		JOIN graph_assets fa ON fa.id = e.from_id JOIN graph_assets ta ON ta.id = e.to_id
 		WHERE e.source = ? AND e.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var id int64
@@ -335,7 +415,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 		var from, to, kind string
 		if err := rows.Scan(&id, &from, &e.From.Path, &to, &e.To.Path, &kind); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		e.From.Asset, e.To.Asset, e.Kind = URN(from), URN(to), EdgeKind(kind)
 		if seen.Edges[e.Key()] || (e.FieldLevel() && seen.KeepFieldEdgesInto[e.To.Asset]) {
@@ -346,11 +426,11 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, id := range staleEdges {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_edges SET stale = 1 WHERE id = ?`, id); err != nil {
-			return c, fmt.Errorf("graph: mark edge stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark edge stale: %w", err)
 		}
 	}
 	c.Edges = len(staleEdges)
-	return c, nil
+	return c, staleEdges, nil
 }
 
 func jsonList(v []string) string {
