@@ -54,13 +54,78 @@ func ParseSchedule(expr string) (cron.Schedule, error) {
 // Upsert records b's claims, fields and edges, reviving any that were stale. It marks nothing
 // stale: use Import for a complete pass of a source, or MarkStale.
 func (g *Graph) Upsert(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.apply(ctx, b, false)
+	if err := validateBatch(&b); err != nil {
+		return ImportResult{}, err
+	}
+	at := b.ObservedAt
+	if at.IsZero() {
+		at = g.now()
+	}
+	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
+	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, b.Source, store.Timestamp(at), false)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		if err := w.put(ctx, b); err != nil {
+			return err
+		}
+		return w.finish(ctx, &res)
+	})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
 }
 
 // Import records b as the complete current view of b.Source: everything b asserts is upserted and
 // whatever b.Source asserted before but not now is marked stale (never deleted), in one transaction.
 func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.apply(ctx, b, true)
+	return g.ImportBatches(ctx, b.Source, b.ObservedAt, func(put func(Batch) error) error { return put(b) })
+}
+
+// ImportBatches is Import for a view too large to hold as one Batch: fill hands the view to put
+// batch by batch, and all of it is recorded in one transaction, as observed at observedAt (zero:
+// the graph's clock; a batch's own ObservedAt is ignored). A batch's Source must be source or
+// empty. What tells the rows this import asserted from those it did not is kept in a temporary
+// table of the store's connection, not in memory, so memory does not grow with the view.
+func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
+	if strings.TrimSpace(source) == "" {
+		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
+	}
+	if observedAt.IsZero() {
+		observedAt = g.now()
+	}
+	res := ImportResult{Source: source}
+	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, source, store.Timestamp(observedAt), true)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		if err := fill(func(b Batch) error {
+			if b.Source == "" {
+				b.Source = source
+			}
+			if b.Source != source {
+				return fmt.Errorf("graph: import of %s got a batch of %s", source, b.Source)
+			}
+			if err := validateBatch(&b); err != nil {
+				return err
+			}
+			res.Assets, res.Fields, res.Edges = res.Assets+len(b.Assets), res.Fields+len(b.Fields), res.Edges+len(b.Edges)
+			res.Warnings = append(res.Warnings, b.Warnings...)
+			return w.put(ctx, b)
+		}); err != nil {
+			return err
+		}
+		return w.finish(ctx, &res)
+	})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
 }
 
 // MarkStale marks stale every claim, field and edge of source that seen does not contain. Field
@@ -84,116 +149,249 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	return c, err
 }
 
-func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult, error) {
-	if err := validateBatch(&b); err != nil {
-		return ImportResult{}, err
+// batchWriter upserts batches of one source inside one write transaction. In a complete import
+// it records the row ids it upserts in temp.graph_import_seen (kind 0 claims, 1 fields, 2 edges;
+// 3 the assets whose field-level edges are kept), so finish can mark the rest stale in SQL.
+type batchWriter struct {
+	tx                 *sql.Tx
+	source, ts         string
+	complete           bool
+	ids                idCache
+	claim, field, edge *sql.Stmt
+	staleBefore        int64
+	staleIDs           []int64 // the source's stale edges before (nil past maxLoggedChanges)
+	seen               [4][]int64
+}
+
+const (
+	seenClaim = iota
+	seenField
+	seenEdge
+	seenKeepInto
+)
+
+// seenFlush is how many row ids a complete import buffers before writing them to its temp table.
+const seenFlush = 8192
+
+func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete bool) (*batchWriter, error) {
+	w := &batchWriter{tx: tx, source: source, ts: ts, complete: complete, ids: idCache{tx: tx, ids: map[URN]int64{}, ts: ts}}
+	var err error
+	if w.staleBefore, err = staleEdges(ctx, tx, source); err != nil {
+		return nil, err
 	}
-	at := b.ObservedAt
-	if at.IsZero() {
-		at = g.now()
+	// The ids of the stale edges, so the ones this import revives can be logged for other
+	// processes' adjacencies (see bumpGeneration); past maxLoggedChanges they are not read.
+	if w.staleBefore > 0 && w.staleBefore <= maxLoggedChanges {
+		if w.staleIDs, err = staleEdgeIDs(ctx, tx, source); err != nil {
+			return nil, err
+		}
 	}
-	ts := store.Timestamp(at)
-	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
-	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		staleBefore, err := staleEdges(ctx, tx, b.Source)
+	if complete {
+		for _, q := range []string{
+			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
+			`DELETE FROM temp.graph_import_seen`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("graph: import %s: %w", source, err)
+			}
+		}
+	}
+	prepare := func(q string) *sql.Stmt {
 		if err != nil {
-			return err
+			return nil
 		}
-		// The ids of the stale edges, so the ones this batch revives can be logged for other
-		// processes' adjacencies (see bumpGeneration); past maxLoggedChanges they are not read.
-		var staleIDs []int64
-		if staleBefore > 0 && staleBefore <= maxLoggedChanges {
-			if staleIDs, err = staleEdgeIDs(ctx, tx, b.Source); err != nil {
-				return err
-			}
-		}
-		ids := idCache{tx: tx, ids: map[URN]int64{}, ts: ts}
-		for _, a := range b.Assets {
-			id, err := ids.get(ctx, a.URN)
-			if err != nil {
-				return err
-			}
-			owners, tags, attrs := jsonList(a.Owners), jsonList(a.Tags), jsonMap(a.Attrs)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO graph_asset_claims
-				(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
-				ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
-				description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
-				criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
-				observed_at=excluded.observed_at, stale=0`,
-				id, b.Source, a.Kind, a.Name, a.Description, owners, a.Domain, tags, a.Criticality, a.Schedule, attrs, ts); err != nil {
-				return fmt.Errorf("graph: upsert asset %s: %w", a.URN, err)
-			}
-		}
-		for _, f := range b.Fields {
-			id, err := ids.get(ctx, f.Asset)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO graph_fields
-				(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
-				ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
-				description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
-				observed_at=excluded.observed_at, stale=0`,
-				id, f.Path, b.Source, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal, ts); err != nil {
-				return fmt.Errorf("graph: upsert field %s: %w", f.Asset.Field(f.Path), err)
-			}
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO graph_edges
-			(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
-			ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
-			transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0`)
-		if err != nil {
-			return fmt.Errorf("graph: prepare edge upsert: %w", err)
-		}
-		defer stmt.Close()
-		for _, e := range b.Edges {
-			from, err := ids.get(ctx, e.From.Asset)
-			if err != nil {
-				return err
-			}
-			to, err := ids.get(ctx, e.To.Asset)
-			if err != nil {
-				return err
-			}
-			if _, err := stmt.ExecContext(ctx, from, e.From.Path, to, e.To.Path, string(e.Kind), e.Transformation, b.Source, ts); err != nil {
-				return fmt.Errorf("graph: upsert edge %s → %s: %w", e.From, e.To, err)
-			}
-		}
-		// New edges show in max(graph_edges.id); revived ones need the generation bumped.
-		staleAfter, err := staleEdges(ctx, tx, b.Source)
-		if err != nil {
-			return err
-		}
-		bump, logged := staleAfter != staleBefore, true
-		var changed []int64
-		if bump {
-			if staleIDs == nil {
-				logged = false
-			} else if changed, err = revived(ctx, tx, b.Source, staleIDs); err != nil {
-				return err
-			}
-		}
-		if complete {
-			c, ids, err := markStale(ctx, tx, b.Source, SeenOf(b))
-			if err != nil {
-				return err
-			}
-			res.Stale = c
-			bump = bump || c.Edges > 0
-			changed = append(changed, ids...)
-		}
-		if bump {
-			return bumpGeneration(ctx, tx, changed, logged)
-		}
-		return nil
-	})
+		var st *sql.Stmt
+		st, err = tx.PrepareContext(ctx, q)
+		return st
+	}
+	w.claim = prepare(`INSERT INTO graph_asset_claims
+		(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
+		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
+		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
+		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+	w.field = prepare(`INSERT INTO graph_fields
+		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
+		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
+		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+	w.edge = prepare(`INSERT INTO graph_edges
+		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
+		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0 RETURNING id`)
+	w.ids.find = prepare(`SELECT id FROM graph_assets WHERE urn = ?`)
+	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) VALUES (?, ?, ?) ON CONFLICT (urn) DO NOTHING`)
 	if err != nil {
-		return ImportResult{}, err
+		w.close()
+		return nil, fmt.Errorf("graph: prepare upserts: %w", err)
 	}
-	return res, nil
+	return w, nil
+}
+
+func (w *batchWriter) close() {
+	for _, st := range []*sql.Stmt{w.claim, w.field, w.edge, w.ids.find, w.ids.create} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// upsert runs one of the prepared upserts and, in a complete import, records the row it wrote.
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, args ...any) error {
+	var id int64
+	if err := st.QueryRowContext(ctx, args...).Scan(&id); err != nil {
+		return err
+	}
+	if w.complete {
+		return w.saw(ctx, kind, id)
+	}
+	return nil
+}
+
+func (w *batchWriter) saw(ctx context.Context, kind int, id int64) error {
+	w.seen[kind] = append(w.seen[kind], id)
+	if len(w.seen[kind]) >= seenFlush {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *batchWriter) flush(ctx context.Context) error {
+	for kind, ids := range w.seen {
+		if len(ids) == 0 {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.graph_import_seen (kind, id) SELECT ?, value FROM json_each(?)`,
+			kind, jsonIDs(ids)); err != nil {
+			return fmt.Errorf("graph: import %s: %w", w.source, err)
+		}
+		w.seen[kind] = ids[:0]
+	}
+	return nil
+}
+
+func (w *batchWriter) put(ctx context.Context, b Batch) error {
+	for _, a := range b.Assets {
+		id, err := w.ids.get(ctx, a.URN)
+		if err != nil {
+			return err
+		}
+		if err := w.upsert(ctx, w.claim, seenClaim, id, w.source, a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
+			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs), w.ts); err != nil {
+			return fmt.Errorf("graph: upsert asset %s: %w", a.URN, err)
+		}
+	}
+	for _, f := range b.Fields {
+		id, err := w.ids.get(ctx, f.Asset)
+		if err != nil {
+			return err
+		}
+		if err := w.upsert(ctx, w.field, seenField, id, f.Path, w.source, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal, w.ts); err != nil {
+			return fmt.Errorf("graph: upsert field %s: %w", f.Asset.Field(f.Path), err)
+		}
+	}
+	for _, e := range b.Edges {
+		from, err := w.ids.get(ctx, e.From.Asset)
+		if err != nil {
+			return err
+		}
+		to, err := w.ids.get(ctx, e.To.Asset)
+		if err != nil {
+			return err
+		}
+		if err := w.upsert(ctx, w.edge, seenEdge, from, e.From.Path, to, e.To.Path, string(e.Kind), e.Transformation, w.source, w.ts); err != nil {
+			return fmt.Errorf("graph: upsert edge %s → %s: %w", e.From, e.To, err)
+		}
+	}
+	if w.complete {
+		for _, u := range b.KeepFieldEdgesInto {
+			id, ok, err := w.ids.lookup(ctx, u)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := w.saw(ctx, seenKeepInto, id); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// finish marks stale, in a complete import, what the source asserted before but not in this one
+// (field-level edges into KeepFieldEdgesInto excepted), and moves the graph generation when edges
+// went stale or came back.
+func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
+	// New edges show in max(graph_edges.id); revived ones need the generation bumped.
+	staleAfter, err := staleEdges(ctx, w.tx, w.source)
+	if err != nil {
+		return err
+	}
+	bump, logged := staleAfter != w.staleBefore, true
+	var changed []int64
+	if bump {
+		if w.staleIDs == nil {
+			logged = false
+		} else if changed, err = revived(ctx, w.tx, w.source, w.staleIDs); err != nil {
+			return err
+		}
+	}
+	if w.complete {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+		for _, q := range []struct {
+			n   *int
+			sql string
+		}{
+			{&res.Stale.Assets, `UPDATE graph_asset_claims SET stale = 1 WHERE source = ? AND stale = 0
+				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 0)`},
+			{&res.Stale.Fields, `UPDATE graph_fields SET stale = 1 WHERE source = ? AND stale = 0
+				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 1)`},
+		} {
+			r, err := w.tx.ExecContext(ctx, q.sql, w.source)
+			if err != nil {
+				return fmt.Errorf("graph: mark stale: %w", err)
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("graph: mark stale: %w", err)
+			}
+			*q.n = int(n)
+		}
+		rows, err := w.tx.QueryContext(ctx, `UPDATE graph_edges SET stale = 1 WHERE source = ? AND stale = 0
+			AND id NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 2)
+			AND NOT ((from_field <> '' OR to_field <> '') AND to_id IN (SELECT id FROM temp.graph_import_seen WHERE kind = 3))
+			RETURNING id`, w.source)
+		if err != nil {
+			return fmt.Errorf("graph: mark edges stale: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("graph: mark edges stale: %w", err)
+			}
+			changed = append(changed, id)
+			res.Stale.Edges++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("graph: mark edges stale: %w", err)
+		}
+		bump = bump || res.Stale.Edges > 0
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM temp.graph_import_seen`); err != nil {
+			return fmt.Errorf("graph: import %s: %w", w.source, err)
+		}
+	}
+	if bump {
+		return bumpGeneration(ctx, w.tx, changed, logged)
+	}
+	return nil
 }
 
 // staleEdges counts source's stale edges (through the partial index graph_edges_stale).
@@ -324,25 +522,41 @@ func validateBatch(b *Batch) error {
 // idCache creates graph_assets rows on first reference, so an edge may name an asset no source has
 // described yet (it shows as referenced_only until one does).
 type idCache struct {
-	tx  *sql.Tx
-	ids map[URN]int64
-	ts  string
+	tx           *sql.Tx
+	ids          map[URN]int64
+	ts           string
+	find, create *sql.Stmt
 }
 
 func (c *idCache) get(ctx context.Context, u URN) (int64, error) {
-	if id, ok := c.ids[u]; ok {
-		return id, nil
+	id, ok, err := c.lookup(ctx, u)
+	if err != nil || ok {
+		return id, err
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO graph_assets(urn, system, first_seen) VALUES (?, ?, ?) ON CONFLICT (urn) DO NOTHING`,
-		string(u), u.System(), c.ts); err != nil {
+	if _, err := c.create.ExecContext(ctx, string(u), u.System(), c.ts); err != nil {
 		return 0, fmt.Errorf("graph: create asset %s: %w", u, err)
 	}
+	if id, ok, err = c.lookup(ctx, u); err == nil && !ok {
+		err = fmt.Errorf("graph: asset %s not found after creating it", u)
+	}
+	return id, err
+}
+
+// lookup finds an asset's id without creating it.
+func (c *idCache) lookup(ctx context.Context, u URN) (int64, bool, error) {
+	if id, ok := c.ids[u]; ok {
+		return id, true, nil
+	}
 	var id int64
-	if err := c.tx.QueryRowContext(ctx, `SELECT id FROM graph_assets WHERE urn = ?`, string(u)).Scan(&id); err != nil {
-		return 0, fmt.Errorf("graph: find asset %s: %w", u, err)
+	err := c.find.QueryRowContext(ctx, string(u)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("graph: find asset %s: %w", u, err)
 	}
 	c.ids[u] = id
-	return id, nil
+	return id, true, nil
 }
 
 // markStale also returns the ids of the edges it marked stale.
