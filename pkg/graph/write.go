@@ -153,14 +153,15 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 // it records the row ids it upserts in temp.graph_import_seen (kind 0 claims, 1 fields, 2 edges;
 // 3 the assets whose field-level edges are kept), so finish can mark the rest stale in SQL.
 type batchWriter struct {
-	tx                 *sql.Tx
-	source, ts         string
-	complete           bool
-	ids                idCache
-	claim, field, edge *sql.Stmt
-	staleBefore        int64
-	staleIDs           []int64 // the source's stale edges before (nil past maxLoggedChanges)
-	seen               [4][]int64
+	tx             *sql.Tx
+	source, ts     string
+	complete       bool
+	ids            idCache
+	claims, fields *sql.Stmt
+	edges          *sql.Stmt
+	staleBefore    int64
+	staleIDs       []int64 // the source's stale edges before (nil past maxLoggedChanges)
+	seen           [4][]int64
 }
 
 const (
@@ -169,6 +170,9 @@ const (
 	seenEdge
 	seenKeepInto
 )
+
+// upsertChunk is the most rows one upsert statement carries.
+const upsertChunk = 2000
 
 // seenFlush is how many row ids a complete import buffers before writing them to its temp table.
 const seenFlush = 8192
@@ -204,26 +208,32 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		st, err = tx.PrepareContext(ctx, q)
 		return st
 	}
-	w.claim = prepare(`INSERT INTO graph_asset_claims
+	// Each batch's rows go to SQLite as one JSON array per table, one statement for all of them:
+	// per-row statements cost more in the driver than SQLite spends on the rows.
+	w.claims = prepare(`INSERT INTO graph_asset_claims
 		(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		SELECT value->>0, ?1, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, ?2, 0
+		FROM json_each(?3) WHERE true
 		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
 		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
 		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
-	w.field = prepare(`INSERT INTO graph_fields
+	w.fields = prepare(`INSERT INTO graph_fields
 		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
+		FROM json_each(?3) WHERE true
 		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
 		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
 		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
-	w.edge = prepare(`INSERT INTO graph_edges
+	w.edges = prepare(`INSERT INTO graph_edges
 		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
+		FROM json_each(?3) WHERE true
 		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
 		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0 RETURNING id`)
-	w.ids.find = prepare(`SELECT id FROM graph_assets WHERE urn = ?`)
-	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) VALUES (?, ?, ?) ON CONFLICT (urn) DO NOTHING`)
+	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
+		ON CONFLICT (urn) DO NOTHING`)
+	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("graph: prepare upserts: %w", err)
@@ -232,23 +242,46 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 }
 
 func (w *batchWriter) close() {
-	for _, st := range []*sql.Stmt{w.claim, w.field, w.edge, w.ids.find, w.ids.create} {
+	for _, st := range []*sql.Stmt{w.claims, w.fields, w.edges, w.ids.find, w.ids.create} {
 		if st != nil {
 			st.Close()
 		}
 	}
 }
 
-// upsert runs one of the prepared upserts and, in a complete import, records the row it wrote.
-func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, args ...any) error {
-	var id int64
-	if err := st.QueryRowContext(ctx, args...).Scan(&id); err != nil {
+// upsert runs one of the prepared batch upserts over rows and, in a complete import, records the
+// rows it wrote.
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [][]any) error {
+	for len(rows) > upsertChunk {
+		if err := w.upsert(ctx, st, kind, rows[:upsertChunk]); err != nil {
+			return err
+		}
+		rows = rows[upsertChunk:]
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(rows)
+	if err != nil {
 		return err
 	}
-	if w.complete {
-		return w.saw(ctx, kind, id)
+	res, err := st.QueryContext(ctx, w.source, w.ts, string(list))
+	if err != nil {
+		return err
 	}
-	return nil
+	defer res.Close()
+	for res.Next() {
+		var id int64
+		if err := res.Scan(&id); err != nil {
+			return err
+		}
+		if w.complete {
+			if err := w.saw(ctx, kind, id); err != nil {
+				return err
+			}
+		}
+	}
+	return res.Err()
 }
 
 func (w *batchWriter) saw(ctx context.Context, kind int, id int64) error {
@@ -274,45 +307,48 @@ func (w *batchWriter) flush(ctx context.Context) error {
 }
 
 func (w *batchWriter) put(ctx context.Context, b Batch) error {
+	// Every asset the batch names, in order of first reference (which orders new assets' ids).
+	var urns []URN
 	for _, a := range b.Assets {
-		id, err := w.ids.get(ctx, a.URN)
-		if err != nil {
-			return err
-		}
-		if err := w.upsert(ctx, w.claim, seenClaim, id, w.source, a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
-			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs), w.ts); err != nil {
-			return fmt.Errorf("graph: upsert asset %s: %w", a.URN, err)
-		}
+		urns = append(urns, a.URN)
 	}
 	for _, f := range b.Fields {
-		id, err := w.ids.get(ctx, f.Asset)
-		if err != nil {
-			return err
-		}
-		if err := w.upsert(ctx, w.field, seenField, id, f.Path, w.source, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal, w.ts); err != nil {
-			return fmt.Errorf("graph: upsert field %s: %w", f.Asset.Field(f.Path), err)
-		}
+		urns = append(urns, f.Asset)
 	}
 	for _, e := range b.Edges {
-		from, err := w.ids.get(ctx, e.From.Asset)
-		if err != nil {
-			return err
-		}
-		to, err := w.ids.get(ctx, e.To.Asset)
-		if err != nil {
-			return err
-		}
-		if err := w.upsert(ctx, w.edge, seenEdge, from, e.From.Path, to, e.To.Path, string(e.Kind), e.Transformation, w.source, w.ts); err != nil {
-			return fmt.Errorf("graph: upsert edge %s → %s: %w", e.From, e.To, err)
-		}
+		urns = append(urns, e.From.Asset, e.To.Asset)
 	}
-	if w.complete {
+	if err := w.ids.resolve(ctx, urns, true); err != nil {
+		return err
+	}
+	rows := make([][]any, 0, len(b.Assets))
+	for _, a := range b.Assets {
+		rows = append(rows, []any{w.ids.ids[a.URN], a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
+			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs)})
+	}
+	if err := w.upsert(ctx, w.claims, seenClaim, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(rows), w.source, err)
+	}
+	rows = rows[:0]
+	for _, f := range b.Fields {
+		rows = append(rows, []any{w.ids.ids[f.Asset], f.Path, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal})
+	}
+	if err := w.upsert(ctx, w.fields, seenField, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(rows), w.source, err)
+	}
+	rows = rows[:0]
+	for _, e := range b.Edges {
+		rows = append(rows, []any{w.ids.ids[e.From.Asset], e.From.Path, w.ids.ids[e.To.Asset], e.To.Path, string(e.Kind), e.Transformation})
+	}
+	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
+	}
+	if w.complete && len(b.KeepFieldEdgesInto) > 0 {
+		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
+			return err
+		}
 		for _, u := range b.KeepFieldEdgesInto {
-			id, ok, err := w.ids.lookup(ctx, u)
-			if err != nil {
-				return err
-			}
-			if ok {
+			if id, ok := w.ids.ids[u]; ok {
 				if err := w.saw(ctx, seenKeepInto, id); err != nil {
 					return err
 				}
@@ -528,35 +564,60 @@ type idCache struct {
 	find, create *sql.Stmt
 }
 
-func (c *idCache) get(ctx context.Context, u URN) (int64, error) {
-	id, ok, err := c.lookup(ctx, u)
-	if err != nil || ok {
-		return id, err
+// resolve puts the ids of urns into c.ids, creating the assets that do not exist when create is
+// set (in the order urns first names them).
+func (c *idCache) resolve(ctx context.Context, urns []URN, create bool) error {
+	var missing []string
+	var rows [][2]string
+	queued := map[URN]bool{}
+	for _, u := range urns {
+		if _, ok := c.ids[u]; ok || queued[u] {
+			continue
+		}
+		queued[u] = true
+		missing = append(missing, string(u))
+		rows = append(rows, [2]string{string(u), u.System()})
 	}
-	if _, err := c.create.ExecContext(ctx, string(u), u.System(), c.ts); err != nil {
-		return 0, fmt.Errorf("graph: create asset %s: %w", u, err)
+	if len(missing) == 0 {
+		return nil
 	}
-	if id, ok, err = c.lookup(ctx, u); err == nil && !ok {
-		err = fmt.Errorf("graph: asset %s not found after creating it", u)
+	if create {
+		list, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		if _, err := c.create.ExecContext(ctx, c.ts, string(list)); err != nil {
+			return fmt.Errorf("graph: create %d assets: %w", len(rows), err)
+		}
 	}
-	return id, err
-}
-
-// lookup finds an asset's id without creating it.
-func (c *idCache) lookup(ctx context.Context, u URN) (int64, bool, error) {
-	if id, ok := c.ids[u]; ok {
-		return id, true, nil
-	}
-	var id int64
-	err := c.find.QueryRowContext(ctx, string(u)).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
+	list, err := json.Marshal(missing)
 	if err != nil {
-		return 0, false, fmt.Errorf("graph: find asset %s: %w", u, err)
+		return err
 	}
-	c.ids[u] = id
-	return id, true, nil
+	found, err := c.find.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("graph: find %d assets: %w", len(missing), err)
+	}
+	defer found.Close()
+	for found.Next() {
+		var id int64
+		var urn string
+		if err := found.Scan(&id, &urn); err != nil {
+			return fmt.Errorf("graph: find assets: %w", err)
+		}
+		c.ids[URN(urn)] = id
+	}
+	if err := found.Err(); err != nil {
+		return fmt.Errorf("graph: find assets: %w", err)
+	}
+	if create {
+		for _, u := range missing {
+			if _, ok := c.ids[URN(u)]; !ok {
+				return fmt.Errorf("graph: asset %s not found after creating it", u)
+			}
+		}
+	}
+	return nil
 }
 
 // markStale also returns the ids of the edges it marked stale.
