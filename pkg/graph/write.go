@@ -192,6 +192,9 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 	}
 	if complete {
 		for _, q := range []string{
+			// A complete import writes every row of its source: a page cache of 64 MB (default
+			// 2 MB) keeps the edge indexes' pages in memory for its length; close restores it.
+			`PRAGMA cache_size = -65536`,
 			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
 			`DELETE FROM temp.graph_import_seen`,
 		} {
@@ -242,6 +245,9 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 }
 
 func (w *batchWriter) close() {
+	if w.complete {
+		w.tx.Exec(`PRAGMA cache_size = -2000`) //nolint:errcheck // best effort: only memory is at stake
+	}
 	for _, st := range []*sql.Stmt{w.claims, w.fields, w.edges, w.ids.find, w.ids.create} {
 		if st != nil {
 			st.Close()

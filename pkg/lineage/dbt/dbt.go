@@ -311,6 +311,9 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 				}
 				return imp.flush(false)
 			}
+			if section == "nodes" && buildsNothing(key) {
+				return skipValue(dec) // read by the index already
+			}
 			var n *Node
 			if err := dec.Decode(&n); err != nil {
 				return fmt.Errorf("dbt manifest: %s %q: %w", section, key, err)
@@ -335,6 +338,17 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 		return Stats{}, err
 	}
 	return imp.st, nil
+}
+
+// buildsNothing says a node's unique_id (its key in nodes) names a resource Convert does not turn
+// into an asset: tests (the index attached them), analyses and operations.
+func buildsNothing(id string) bool {
+	for _, p := range []string{"test.", "analysis.", "operation.", "sql_operation.", "unit_test."} {
+		if strings.HasPrefix(id, p) {
+			return true
+		}
+	}
+	return false
 }
 
 type importer struct {
