@@ -91,11 +91,11 @@ func writeManifest(out io.Writer, models int) error {
 			"unique_id": "model.bench." + name, "resource_type": "model", "name": name, "package_name": "bench",
 			"database": "ANALYTICS", "schema": "BENCH", "alias": strings.ToUpper(name),
 			"relation_name": fmt.Sprintf(`"ANALYTICS"."BENCH"."%s"`, strings.ToUpper(name)),
-			"description": "A generated model for the import benchmark; its documentation runs to a few sentences like real ones do.",
-			"tags":        []string{"bench"}, "meta": map[string]any{"owner": fmt.Sprintf("team-%d@example.com", i%40)},
-			"config":      map[string]any{"enabled": true, "materialized": []string{"table", "view", "incremental"}[i%3], "tags": []string{}, "meta": map[string]any{}},
-			"columns":     columns(name), "depends_on": map[string]any{"nodes": parents, "macros": []string{}},
-			"raw_code":    raw, "compiled_code": compiled, "language": "sql",
+			"description":   "A generated model for the import benchmark; its documentation runs to a few sentences like real ones do.",
+			"tags":          []string{"bench"}, "meta": map[string]any{"owner": fmt.Sprintf("team-%d@example.com", i%40)},
+			"config":  map[string]any{"enabled": true, "materialized": []string{"table", "view", "incremental"}[i%3], "tags": []string{}, "meta": map[string]any{}},
+			"columns": columns(name), "depends_on": map[string]any{"nodes": parents, "macros": []string{}},
+			"raw_code": raw, "compiled_code": compiled, "language": "sql",
 			"original_file_path": "models/" + name + ".sql", "path": name + ".sql", "fqn": []string{"bench", name},
 			"checksum": map[string]any{"name": "sha256", "checksum": fmt.Sprintf("%064x", i)},
 		})
@@ -103,7 +103,7 @@ func writeManifest(out io.Writer, models int) error {
 		enc(map[string]any{"unique_id": "test.bench.not_null_" + name + "_id", "resource_type": "test", "name": "not_null_" + name + "_id",
 			"attached_node": "model.bench." + name, "column_name": "id", "test_metadata": map[string]any{"name": "not_null"},
 			"depends_on": map[string]any{"nodes": []string{"model.bench." + name}, "macros": []string{"macro.dbt.test_not_null"}},
-			"config": map[string]any{"enabled": true}, "compiled_code": "select id from x where id is null"})
+			"config":     map[string]any{"enabled": true}, "compiled_code": "select id from x where id is null"})
 	}
 	w.WriteString(`},"sources":{`)
 	for s := 0; s < sources; s++ {
