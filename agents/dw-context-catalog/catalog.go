@@ -394,7 +394,7 @@ func importDBTManifest(d *deps) mcpkit.Tool {
 				return importResult{}, fmt.Errorf("read dbt manifest: %w (run dbt compile or dbt build to write target/manifest.json)", err)
 			}
 			defer f.Close()
-			// Streamed: indexed in one read, converted and written batch by batch in a second.
+			// Streamed: indexed in one read, then converted and written batch by batch in a second.
 			m, err := dbt.Open(f)
 			if err != nil {
 				return importResult{}, mcpkit.ContentError(err, path, nil)
@@ -406,7 +406,7 @@ func importDBTManifest(d *deps) mcpkit.Tool {
 			var stats dbt.Stats
 			res, err := g.ImportBatches(ctx, m.Source(), time.Time{}, func(put func(graph.Batch) error) error {
 				var putErr error
-				stats, err = m.Convert(p.Engine, func(b graph.Batch) error { putErr = put(b); return putErr })
+				stats, err = m.Stream(p.Engine, func(b graph.Batch) error { putErr = put(b); return putErr })
 				if err != nil && err != putErr {
 					return mcpkit.ContentError(err, path, nil) // the manifest's, not the store's
 				}

@@ -61,7 +61,8 @@ func cpuSeconds() float64 {
 }
 
 // BenchmarkImportManifest imports generated manifests into a new store each run, two ways side by
-// side: streamed (what import_dbt_manifest does: the file read twice, written in batches) and
+// side: streamed (what import_dbt_manifest does: the file read twice, converted in one goroutine
+// while another writes the batches) and
 // whole (the file read into memory and converted to one batch, as before streaming).
 func BenchmarkImportManifest(b *testing.B) {
 	ctx := context.Background()
@@ -91,7 +92,7 @@ func BenchmarkImportManifest(b *testing.B) {
 					return graph.ImportResult{}, err
 				}
 				return g.ImportBatches(ctx, m.Source(), time.Time{}, func(put func(graph.Batch) error) error {
-					_, err := m.Convert("", put)
+					_, err := m.Stream("", put)
 					return err
 				})
 			}},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/dataworkers/dw/pkg/graph"
 )
 
 // The manifest is read as a stream of tokens: its top-level object key by key, and the entries of
@@ -160,4 +162,41 @@ func describe(t json.Token) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", t)
+}
+
+// errStopped tells Convert that Stream's consumer failed and wants no more batches.
+var errStopped = errors.New("dbt manifest: import stopped")
+
+// Stream is Convert with the conversion in its own goroutine: the next batch is decoded and its
+// SQL parsed while put writes the last one, so a large import uses two cores. At most two batches
+// wait between the two. put's error wins over the conversion's.
+func (m *Manifest) Stream(engine string, put func(graph.Batch) error) (Stats, error) {
+	batches := make(chan graph.Batch, 2)
+	stop := make(chan struct{})
+	var st Stats
+	var convErr error
+	go func() {
+		defer close(batches)
+		st, convErr = m.Convert(engine, func(b graph.Batch) error {
+			select {
+			case batches <- b:
+				return nil
+			case <-stop:
+				return errStopped
+			}
+		})
+	}()
+	var putErr error
+	for b := range batches {
+		if putErr != nil {
+			continue // drain: the goroutine stops at its next batch
+		}
+		if putErr = put(b); putErr != nil {
+			close(stop)
+		}
+	}
+	if putErr != nil {
+		return Stats{}, putErr
+	}
+	return st, convErr
 }

@@ -3,6 +3,7 @@ package dbt
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,7 +14,7 @@ import (
 	"github.com/dataworkers/dw/pkg/store"
 )
 
-// A manifest large enough for several batches imports through Convert and graph.ImportBatches
+// A manifest large enough for several batches imports through Stream and graph.ImportBatches
 // to exactly what Import's one batch records; a re-import without some models marks them stale.
 func TestStreamedImportEqualsOneBatch(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestStreamedImportEqualsOneBatch(t *testing.T) {
 		batches := 0
 		var stats Stats
 		a, err := streamed.ImportBatches(ctx, m.Source(), time.Time{}, func(put func(graph.Batch) error) error {
-			stats, err = m.Convert("", func(b graph.Batch) error { batches++; return put(b) })
+			stats, err = m.Stream("", func(b graph.Batch) error { batches++; return put(b) })
 			return err
 		})
 		if err != nil {
@@ -101,5 +102,22 @@ func TestOpenRejectsBrokenManifests(t *testing.T) {
 		} else if !strings.HasPrefix(err.Error(), "dbt manifest") {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// When put fails, Stream stops converting and returns put's error.
+func TestStreamStopsWhenPutFails(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeManifest(&buf, 400); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("disk full")
+	calls := 0
+	if _, err := m.Stream("", func(graph.Batch) error { calls++; return full }); !errors.Is(err, full) || calls != 1 {
+		t.Fatalf("Stream after a failed put: %v (%d calls)", err, calls)
 	}
 }
