@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -244,5 +245,43 @@ func BenchmarkTraversal(b *testing.B) {
 			n = len(referenceBFS(adj, nodeKey{id: ids[0]}, MaxDepthLimit))
 		}
 		b.ReportMetric(float64(n), "nodes")
+	})
+	// side_by_side interleaves, in every round, the baseline and each case warm and right after 100
+	// new edges, so a loaded machine slows all of them alike; it reports each one's median and the
+	// ratios the targets are stated in (ms metrics; ratios ×1000 would lose nothing, so plain).
+	b.Run("side_by_side", func(b *testing.B) {
+		type way struct{ c, w string }
+		times := map[way][]time.Duration{}
+		timed := func(k way, run func() error) {
+			t0 := time.Now()
+			if err := run(); err != nil {
+				b.Fatal(err)
+			}
+			times[k] = append(times[k], time.Since(t0))
+		}
+		for i := 0; i < b.N; i++ {
+			timed(way{"bfs", "field"}, func() error {
+				referenceBFS(adj, nodeKey{id: ids[0], field: "f0"}, MaxDepthLimit)
+				return nil
+			})
+			for _, c := range cases {
+				timed(way{c.name, "warm"}, func() error { _, _, err := c.run(g); return err })
+				add100(b)
+				timed(way{c.name, "after_100_edges"}, func() error { _, _, err := c.run(g); return err })
+			}
+		}
+		median := func(k way) float64 {
+			d := slices.Clone(times[k])
+			slices.Sort(d)
+			return float64(d[len(d)/2]) / float64(time.Millisecond)
+		}
+		bfs := median(way{"bfs", "field"})
+		b.ReportMetric(bfs, "bfs-ms")
+		for _, c := range cases {
+			warm, after := median(way{c.name, "warm"}), median(way{c.name, "after_100_edges"})
+			b.ReportMetric(warm, c.name+"-warm-ms")
+			b.ReportMetric(warm/bfs, c.name+"-warm/bfs")
+			b.ReportMetric(after/warm, c.name+"-after100/warm")
+		}
 	})
 }
