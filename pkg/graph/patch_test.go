@@ -32,17 +32,9 @@ func segments(s *snapshot) []string {
 // freshSnapshot loads st's edge table afresh, at the generation it has now.
 func freshSnapshot(t *testing.T, g *Graph) *snapshot {
 	t.Helper()
-	ctx := context.Background()
-	tx, err := g.st.DB.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, gen := atGeneration(t, g.st)
 	defer tx.Rollback()
-	gen, err := generation(ctx, tx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := loadSnapshot(ctx, tx, gen, DefaultSnapshotMaxEdges)
+	s, err := loadSnapshot(context.Background(), tx, gen, DefaultSnapshotMaxEdges)
 	if err != nil {
 		t.Fatal(err)
 	}

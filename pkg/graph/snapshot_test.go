@@ -22,18 +22,27 @@ func openStore(t *testing.T, path string) *store.Store {
 	return st
 }
 
-func readGeneration(t *testing.T, st *store.Store) generationKey {
+// atGeneration opens a read transaction on st (rolled back when the test ends) and reads the
+// generation it sees.
+func atGeneration(t *testing.T, st *store.Store) (*sql.Tx, generationKey) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := st.DB.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
+	t.Cleanup(func() { tx.Rollback() })
 	k, err := generation(ctx, tx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx, k
+}
+
+func readGeneration(t *testing.T, st *store.Store) generationKey {
+	t.Helper()
+	tx, k := atGeneration(t, st)
+	tx.Rollback()
 	return k
 }
 
@@ -242,15 +251,7 @@ func TestSnapshotCacheKeepsTheNewest(t *testing.T) {
 	g := newGraph(t, time.Now())
 	mustImport(t, g, Batch{Source: "s", Edges: []Edge{fe("kafka:topic/a", "kafka:topic/b", EdgeReads)}})
 	c := cacheFor(g.st)
-	tx, err := g.st.DB.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	gen, err := generation(ctx, tx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, gen := atGeneration(t, g.st)
 	c.mu.Lock()
 	c.cur = &snapshot{gen: generationKey{n: gen.n + 1}}
 	c.mu.Unlock()

@@ -52,7 +52,7 @@ type relation struct {
 	columns []string
 }
 
-// nodeHead is the part of a node the index reads.
+// nodeHead is the part of a node the index reads, tests' fields included.
 type nodeHead struct {
 	UniqueID     string  `json:"unique_id"`
 	ResourceType string  `json:"resource_type"`
@@ -80,7 +80,8 @@ type nodeHead struct {
 	} `json:"test_metadata"`
 }
 
-// Node is a model, seed, snapshot, test, analysis or source.
+// Node is a model, seed, snapshot or source as Convert reads it (tests are read by the index only:
+// see nodeHead).
 type Node struct {
 	UniqueID     string             `json:"unique_id"`
 	ResourceType string             `json:"resource_type"`
@@ -104,13 +105,6 @@ type Node struct {
 	CompiledCode *string `json:"compiled_code"`
 	CompiledSQL  *string `json:"compiled_sql"` // manifests before v7
 	Language     string  `json:"language"`
-	// Tests only.
-	AttachedNode string `json:"attached_node"`
-	ColumnName   string `json:"column_name"`
-	TestMetadata *struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"test_metadata"`
 }
 
 // Config is node config.
