@@ -242,6 +242,18 @@ func TestTraversalDuringWritesSeesWholeWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// One more appended edge is patched into the reader's adjacency, not reloaded.
+	before := cacheFor(reader.st).cur
+	if _, err := writer.Upsert(ctx, Batch{Source: "s", Edges: []Edge{link(links)}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := reader.Traverse(ctx, []FieldRef{{Asset: "kafka:topic/c0", Path: "v"}}, TraverseOptions{MaxDepth: MaxDepthLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := cacheFor(reader.st).cur; len(l.Nodes) != links+1 || cur == before || cur.patches != before.patches+1 {
+		t.Errorf("after one more edge: %d nodes (want %d), patches %d → %d", len(l.Nodes), links+1, before.patches, cur.patches)
+	}
 }
 
 // A snapshot read through a transaction that already sees a newer generation is not replaced by an
