@@ -402,8 +402,8 @@ func summarize(br graph.BlastRadius) string {
 
 // ---- import_dbt_manifest ----
 
-// maxManifest bounds a dbt manifest read into memory: large projects write hundreds of megabytes.
-const maxManifest = 1 << 30
+// maxManifest bounds a dbt manifest's size; it is streamed, never held in memory whole.
+const maxManifest = 8 << 30
 
 type importDBTParams struct {
 	Path   string `json:"path,omitempty" jsonschema:"Path to target/manifest.json (default: dbt.manifest_path from the config)"`
@@ -428,23 +428,29 @@ func importDBTManifest(d *deps) mcpkit.Tool {
 			if path == "" {
 				return importResult{}, fmt.Errorf("no manifest: pass path, or set dbt.manifest_path in %s", d.env.Config.Source)
 			}
-			raw, err := d.env.ReadFile(path, maxManifest)
+			f, err := d.env.OpenFile(path, maxManifest)
 			if err != nil {
 				return importResult{}, fmt.Errorf("read dbt manifest: %w (run dbt compile or dbt build to write target/manifest.json)", err)
 			}
-			m, err := dbt.Parse(raw)
+			defer f.Close()
+			// Streamed: indexed in one read, then converted and written batch by batch in a second.
+			m, err := dbt.Open(f)
 			if err != nil {
-				return importResult{}, mcpkit.ContentError(err, path, raw)
-			}
-			b, stats, err := dbt.Import(m, p.Engine)
-			if err != nil {
-				return importResult{}, err
+				return importResult{}, mcpkit.ContentError(err, path, nil)
 			}
 			g, err := d.graph(ctx)
 			if err != nil {
 				return importResult{}, err
 			}
-			res, err := g.Import(ctx, b)
+			var stats dbt.Stats
+			res, err := g.ImportBatches(ctx, m.Source(), time.Time{}, func(put func(graph.Batch) error) error {
+				var putErr error
+				stats, err = m.Stream(p.Engine, func(b graph.Batch) error { putErr = put(b); return putErr })
+				if err != nil && err != putErr {
+					return mcpkit.ContentError(err, path, nil) // the manifest's, not the store's
+				}
+				return err
+			})
 			if err != nil {
 				return importResult{}, err
 			}

@@ -130,29 +130,27 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	if err != nil {
 		return BlastRadius{}, err
 	}
-	idOf := make(map[URN]int64, len(nodeIDs))
-	for i, n := range lin.Nodes {
-		idOf[n.Node.Asset] = nodeIDs[i]
-	}
 	br := BlastRadius{Start: start, SameAsset: same, ChangeType: req.ChangeType, Truncated: lin.Truncated, ComputedAt: now,
 		FieldLevel: []Impact{}, TableLevel: []Impact{}, BySystem: []SystemGroup{}, Owners: []OwnerNotice{},
 		Critical: []URN{}, ExternalSinks: []URN{}, ScheduledJobs: []ScheduledJob{}}
 
+	// Impacts are keyed by the asset ids the walk returned: no URN is hashed or looked up again.
 	startAssets := map[URN]bool{req.Asset: true}
 	for _, a := range same {
 		startAssets[a] = true
 	}
-	impacts := map[URN]*Impact{}
-	var order []URN
-	for _, n := range lin.Nodes {
+	impacts := make(map[int64]*Impact, len(lin.Nodes))
+	var order []int64
+	for i, n := range lin.Nodes {
 		if startAssets[n.Node.Asset] && n.Node.Path == "" {
 			continue
 		}
-		im := impacts[n.Node.Asset]
+		id := nodeIDs[i]
+		im := impacts[id]
 		if im == nil {
 			im = &Impact{URN: n.Node.Asset, Depth: n.Depth, Via: n.Via}
-			impacts[n.Node.Asset] = im
-			order = append(order, n.Node.Asset)
+			impacts[id] = im
+			order = append(order, id)
 		}
 		if n.Node.Path == "" {
 			im.TableLevel = true
@@ -160,18 +158,26 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 			im.Fields = append(im.Fields, n.Node.Path)
 		}
 	}
-	assets, err := g.claimedAssets(ctx, order, idOf)
+	assets, err := g.claimedAssets(ctx, order, impacts)
 	if err != nil {
 		return BlastRadius{}, err
 	}
+	fieldLevel := 0
+	for _, im := range impacts {
+		if len(im.Fields) > 0 {
+			fieldLevel++
+		}
+	}
+	br.FieldLevel, br.TableLevel = make([]Impact, 0, fieldLevel), make([]Impact, 0, len(order)-fieldLevel)
 	groups := map[string]map[string][]URN{}
 	owners := map[string][]URN{}
-	for _, u := range order {
-		im := impacts[u]
+	for _, id := range order {
+		im := impacts[id]
+		u := im.URN
 		if startAssets[u] && len(im.Fields) == 0 && !im.TableLevel {
 			continue
 		}
-		a := assets[u]
+		a := assets[id]
 		im.System, im.Kind, im.Name = a.System, a.Kind, a.Name
 		im.Owners, im.Tags, im.Criticality, im.Stale = a.Owners, a.Tags, a.Criticality, a.Stale
 		im.Critical = criticalityRank[a.Criticality] >= criticalityRank["high"] ||
@@ -227,26 +233,20 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	return br, nil
 }
 
-// claimedAssets merges the claims of the given assets, whose row ids the traversal returned (so no
+// claimedAssets merges the claims of the given assets by the row ids the traversal returned (so no
 // URN is looked up again). FirstSeen is left unset: an impact does not report it.
-func (g *Graph) claimedAssets(ctx context.Context, urns []URN, idOf map[URN]int64) (map[URN]*Asset, error) {
-	byID := make(map[int64]*Asset, len(urns))
-	ids := make([]int64, 0, len(urns))
-	for _, u := range urns {
-		id := idOf[u]
+func (g *Graph) claimedAssets(ctx context.Context, ids []int64, impacts map[int64]*Impact) (map[int64]*Asset, error) {
+	byID := make(map[int64]*Asset, len(ids))
+	for _, id := range ids {
+		u := impacts[id].URN
 		byID[id] = &Asset{URN: u, System: u.System(), Referenced: true}
-		ids = append(ids, id)
 	}
 	if len(ids) > 0 {
 		if err := g.loadClaims(ctx, jsonIDs(ids), byID, false); err != nil {
 			return nil, err
 		}
 	}
-	out := make(map[URN]*Asset, len(byID))
-	for _, a := range byID {
-		out[a.URN] = a
-	}
-	return out, nil
+	return byID, nil
 }
 
 // builtBy are the dbt models whose materialization is u (model → relation materializes edges):

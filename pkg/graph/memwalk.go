@@ -99,7 +99,7 @@ func (w *memWalk) str(id int32) string {
 }
 
 func (w *memWalk) id(v string) int32 {
-	if id, ok := w.s.index[v]; ok {
+	if id, ok := w.s.lookup(v); ok {
 		return id
 	}
 	if id, ok := w.extraIdx[v]; ok {

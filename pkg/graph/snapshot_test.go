@@ -22,18 +22,27 @@ func openStore(t *testing.T, path string) *store.Store {
 	return st
 }
 
-func readGeneration(t *testing.T, st *store.Store) generationKey {
+// atGeneration opens a read transaction on st (rolled back when the test ends) and reads the
+// generation it sees.
+func atGeneration(t *testing.T, st *store.Store) (*sql.Tx, generationKey) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := st.DB.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
+	t.Cleanup(func() { tx.Rollback() })
 	k, err := generation(ctx, tx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx, k
+}
+
+func readGeneration(t *testing.T, st *store.Store) generationKey {
+	t.Helper()
+	tx, k := atGeneration(t, st)
+	tx.Rollback()
 	return k
 }
 
@@ -233,6 +242,18 @@ func TestTraversalDuringWritesSeesWholeWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// One more appended edge is patched into the reader's adjacency, not reloaded.
+	before := cacheFor(reader.st).cur
+	if _, err := writer.Upsert(ctx, Batch{Source: "s", Edges: []Edge{link(links)}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := reader.Traverse(ctx, []FieldRef{{Asset: "kafka:topic/c0", Path: "v"}}, TraverseOptions{MaxDepth: MaxDepthLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := cacheFor(reader.st).cur; len(l.Nodes) != links+1 || cur == before || cur.patches != before.patches+1 {
+		t.Errorf("after one more edge: %d nodes (want %d), patches %d → %d", len(l.Nodes), links+1, before.patches, cur.patches)
+	}
 }
 
 // A snapshot read through a transaction that already sees a newer generation is not replaced by an
@@ -242,15 +263,7 @@ func TestSnapshotCacheKeepsTheNewest(t *testing.T) {
 	g := newGraph(t, time.Now())
 	mustImport(t, g, Batch{Source: "s", Edges: []Edge{fe("kafka:topic/a", "kafka:topic/b", EdgeReads)}})
 	c := cacheFor(g.st)
-	tx, err := g.st.DB.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	gen, err := generation(ctx, tx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, gen := atGeneration(t, g.st)
 	c.mu.Lock()
 	c.cur = &snapshot{gen: generationKey{n: gen.n + 1}}
 	c.mu.Unlock()

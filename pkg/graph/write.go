@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,13 +54,78 @@ func ParseSchedule(expr string) (cron.Schedule, error) {
 // Upsert records b's claims, fields and edges, reviving any that were stale. It marks nothing
 // stale: use Import for a complete pass of a source, or MarkStale.
 func (g *Graph) Upsert(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.apply(ctx, b, false)
+	if err := validateBatch(&b); err != nil {
+		return ImportResult{}, err
+	}
+	at := b.ObservedAt
+	if at.IsZero() {
+		at = g.now()
+	}
+	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
+	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, b.Source, store.Timestamp(at), false)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		if err := w.put(ctx, b); err != nil {
+			return err
+		}
+		return w.finish(ctx, &res)
+	})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
 }
 
 // Import records b as the complete current view of b.Source: everything b asserts is upserted and
 // whatever b.Source asserted before but not now is marked stale (never deleted), in one transaction.
 func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.apply(ctx, b, true)
+	return g.ImportBatches(ctx, b.Source, b.ObservedAt, func(put func(Batch) error) error { return put(b) })
+}
+
+// ImportBatches is Import for a view too large to hold as one Batch: fill hands the view to put
+// batch by batch, and all of it is recorded in one transaction, as observed at observedAt (zero:
+// the graph's clock; a batch's own ObservedAt is ignored). A batch's Source must be source or
+// empty. What tells the rows this import asserted from those it did not is kept in a temporary
+// table of the store's connection, not in memory, so memory does not grow with the view.
+func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
+	if strings.TrimSpace(source) == "" {
+		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
+	}
+	if observedAt.IsZero() {
+		observedAt = g.now()
+	}
+	res := ImportResult{Source: source}
+	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, source, store.Timestamp(observedAt), true)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		if err := fill(func(b Batch) error {
+			if b.Source == "" {
+				b.Source = source
+			}
+			if b.Source != source {
+				return fmt.Errorf("graph: import of %s got a batch of %s", source, b.Source)
+			}
+			if err := validateBatch(&b); err != nil {
+				return err
+			}
+			res.Assets, res.Fields, res.Edges = res.Assets+len(b.Assets), res.Fields+len(b.Fields), res.Edges+len(b.Edges)
+			res.Warnings = append(res.Warnings, b.Warnings...)
+			return w.put(ctx, b)
+		}); err != nil {
+			return err
+		}
+		return w.finish(ctx, &res)
+	})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
 }
 
 // MarkStale marks stale every claim, field and edge of source that seen does not contain. Field
@@ -71,110 +137,303 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	var c Counts
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if c, err = markStale(ctx, tx, source, seen); err != nil {
+		var changed []int64
+		if c, changed, err = markStale(ctx, tx, source, seen); err != nil {
 			return err
 		}
 		if c.Edges > 0 {
-			return bumpGeneration(ctx, tx)
+			return bumpGeneration(ctx, tx, changed, true)
 		}
 		return nil
 	})
 	return c, err
 }
 
-func (g *Graph) apply(ctx context.Context, b Batch, complete bool) (ImportResult, error) {
-	if err := validateBatch(&b); err != nil {
-		return ImportResult{}, err
+// batchWriter upserts batches of one source inside one write transaction. In a complete import
+// it records the row ids it upserts in temp.graph_import_seen (kind 0 claims, 1 fields, 2 edges;
+// 3 the assets whose field-level edges are kept), so finish can mark the rest stale in SQL.
+type batchWriter struct {
+	tx             *sql.Tx
+	source, ts     string
+	complete       bool
+	ids            idCache
+	claims, fields *sql.Stmt
+	edges          *sql.Stmt
+	staleBefore    int64
+	staleIDs       []int64 // the source's stale edges before (nil past maxLoggedChanges)
+	seen           [4][]int64
+}
+
+const (
+	seenClaim = iota
+	seenField
+	seenEdge
+	seenKeepInto
+)
+
+// upsertChunk is the most rows one upsert statement carries.
+const upsertChunk = 2000
+
+// seenFlush is how many row ids a complete import buffers before writing them to its temp table.
+const seenFlush = 8192
+
+func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete bool) (*batchWriter, error) {
+	w := &batchWriter{tx: tx, source: source, ts: ts, complete: complete, ids: idCache{tx: tx, ids: map[URN]int64{}, ts: ts}}
+	var err error
+	if w.staleBefore, err = staleEdges(ctx, tx, source); err != nil {
+		return nil, err
 	}
-	at := b.ObservedAt
-	if at.IsZero() {
-		at = g.now()
+	// The ids of the stale edges, so the ones this import revives can be logged for other
+	// processes' adjacencies (see bumpGeneration); past maxLoggedChanges they are not read.
+	if w.staleBefore > 0 && w.staleBefore <= maxLoggedChanges {
+		if w.staleIDs, err = staleEdgeIDs(ctx, tx, source); err != nil {
+			return nil, err
+		}
 	}
-	ts := store.Timestamp(at)
-	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
-	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		staleBefore, err := staleEdges(ctx, tx, b.Source)
+	if complete {
+		for _, q := range []string{
+			// A complete import writes every row of its source: a page cache of 64 MB (default
+			// 2 MB) keeps the edge indexes' pages in memory for its length; close restores it.
+			`PRAGMA cache_size = -65536`,
+			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
+			`DELETE FROM temp.graph_import_seen`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("graph: import %s: %w", source, err)
+			}
+		}
+	}
+	prepare := func(q string) *sql.Stmt {
 		if err != nil {
-			return err
+			return nil
 		}
-		ids := idCache{tx: tx, ids: map[URN]int64{}, ts: ts}
-		for _, a := range b.Assets {
-			id, err := ids.get(ctx, a.URN)
-			if err != nil {
-				return err
-			}
-			owners, tags, attrs := jsonList(a.Owners), jsonList(a.Tags), jsonMap(a.Attrs)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO graph_asset_claims
-				(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
-				ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
-				description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
-				criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
-				observed_at=excluded.observed_at, stale=0`,
-				id, b.Source, a.Kind, a.Name, a.Description, owners, a.Domain, tags, a.Criticality, a.Schedule, attrs, ts); err != nil {
-				return fmt.Errorf("graph: upsert asset %s: %w", a.URN, err)
-			}
-		}
-		for _, f := range b.Fields {
-			id, err := ids.get(ctx, f.Asset)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO graph_fields
-				(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
-				ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
-				description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
-				observed_at=excluded.observed_at, stale=0`,
-				id, f.Path, b.Source, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal, ts); err != nil {
-				return fmt.Errorf("graph: upsert field %s: %w", f.Asset.Field(f.Path), err)
-			}
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO graph_edges
-			(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
-			ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
-			transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0`)
-		if err != nil {
-			return fmt.Errorf("graph: prepare edge upsert: %w", err)
-		}
-		defer stmt.Close()
-		for _, e := range b.Edges {
-			from, err := ids.get(ctx, e.From.Asset)
-			if err != nil {
-				return err
-			}
-			to, err := ids.get(ctx, e.To.Asset)
-			if err != nil {
-				return err
-			}
-			if _, err := stmt.ExecContext(ctx, from, e.From.Path, to, e.To.Path, string(e.Kind), e.Transformation, b.Source, ts); err != nil {
-				return fmt.Errorf("graph: upsert edge %s → %s: %w", e.From, e.To, err)
-			}
-		}
-		// New edges show in max(graph_edges.id); revived ones need the generation bumped.
-		staleAfter, err := staleEdges(ctx, tx, b.Source)
-		if err != nil {
-			return err
-		}
-		bump := staleAfter != staleBefore
-		if complete {
-			c, err := markStale(ctx, tx, b.Source, SeenOf(b))
-			if err != nil {
-				return err
-			}
-			res.Stale = c
-			bump = bump || c.Edges > 0
-		}
-		if bump {
-			return bumpGeneration(ctx, tx)
-		}
-		return nil
-	})
+		var st *sql.Stmt
+		st, err = tx.PrepareContext(ctx, q)
+		return st
+	}
+	// Each batch's rows go to SQLite as one JSON array per table, one statement for all of them:
+	// per-row statements cost more in the driver than SQLite spends on the rows.
+	w.claims = prepare(`INSERT INTO graph_asset_claims
+		(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
+		SELECT value->>0, ?1, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, ?2, 0
+		FROM json_each(?3) WHERE true
+		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
+		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
+		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
+		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+	w.fields = prepare(`INSERT INTO graph_fields
+		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
+		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
+		FROM json_each(?3) WHERE true
+		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
+		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
+		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+	w.edges = prepare(`INSERT INTO graph_edges
+		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
+		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
+		FROM json_each(?3) WHERE true
+		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
+		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0 RETURNING id`)
+	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
+		ON CONFLICT (urn) DO NOTHING`)
+	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
 	if err != nil {
-		return ImportResult{}, err
+		w.close()
+		return nil, fmt.Errorf("graph: prepare upserts: %w", err)
 	}
-	return res, nil
+	return w, nil
+}
+
+func (w *batchWriter) close() {
+	if w.complete {
+		w.tx.Exec(`PRAGMA cache_size = -2000`) //nolint:errcheck // best effort: only memory is at stake
+	}
+	for _, st := range []*sql.Stmt{w.claims, w.fields, w.edges, w.ids.find, w.ids.create} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// upsert runs one of the prepared batch upserts over rows and, in a complete import, records the
+// rows it wrote.
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [][]any) error {
+	for len(rows) > upsertChunk {
+		if err := w.upsert(ctx, st, kind, rows[:upsertChunk]); err != nil {
+			return err
+		}
+		rows = rows[upsertChunk:]
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	res, err := st.QueryContext(ctx, w.source, w.ts, string(list))
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	for res.Next() {
+		var id int64
+		if err := res.Scan(&id); err != nil {
+			return err
+		}
+		if w.complete {
+			if err := w.saw(ctx, kind, id); err != nil {
+				return err
+			}
+		}
+	}
+	return res.Err()
+}
+
+func (w *batchWriter) saw(ctx context.Context, kind int, id int64) error {
+	w.seen[kind] = append(w.seen[kind], id)
+	if len(w.seen[kind]) >= seenFlush {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *batchWriter) flush(ctx context.Context) error {
+	for kind, ids := range w.seen {
+		if len(ids) == 0 {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.graph_import_seen (kind, id) SELECT ?, value FROM json_each(?)`,
+			kind, jsonIDs(ids)); err != nil {
+			return fmt.Errorf("graph: import %s: %w", w.source, err)
+		}
+		w.seen[kind] = ids[:0]
+	}
+	return nil
+}
+
+func (w *batchWriter) put(ctx context.Context, b Batch) error {
+	// Every asset the batch names, in order of first reference (which orders new assets' ids).
+	var urns []URN
+	for _, a := range b.Assets {
+		urns = append(urns, a.URN)
+	}
+	for _, f := range b.Fields {
+		urns = append(urns, f.Asset)
+	}
+	for _, e := range b.Edges {
+		urns = append(urns, e.From.Asset, e.To.Asset)
+	}
+	if err := w.ids.resolve(ctx, urns, true); err != nil {
+		return err
+	}
+	rows := make([][]any, 0, len(b.Assets))
+	for _, a := range b.Assets {
+		rows = append(rows, []any{w.ids.ids[a.URN], a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
+			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs)})
+	}
+	if err := w.upsert(ctx, w.claims, seenClaim, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(rows), w.source, err)
+	}
+	rows = rows[:0]
+	for _, f := range b.Fields {
+		rows = append(rows, []any{w.ids.ids[f.Asset], f.Path, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal})
+	}
+	if err := w.upsert(ctx, w.fields, seenField, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(rows), w.source, err)
+	}
+	rows = rows[:0]
+	for _, e := range b.Edges {
+		rows = append(rows, []any{w.ids.ids[e.From.Asset], e.From.Path, w.ids.ids[e.To.Asset], e.To.Path, string(e.Kind), e.Transformation})
+	}
+	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
+		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
+	}
+	if w.complete && len(b.KeepFieldEdgesInto) > 0 {
+		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
+			return err
+		}
+		for _, u := range b.KeepFieldEdgesInto {
+			if id, ok := w.ids.ids[u]; ok {
+				if err := w.saw(ctx, seenKeepInto, id); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// finish marks stale, in a complete import, what the source asserted before but not in this one
+// (field-level edges into KeepFieldEdgesInto excepted), and moves the graph generation when edges
+// went stale or came back.
+func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
+	// New edges show in max(graph_edges.id); revived ones need the generation bumped.
+	staleAfter, err := staleEdges(ctx, w.tx, w.source)
+	if err != nil {
+		return err
+	}
+	bump, logged := staleAfter != w.staleBefore, true
+	var changed []int64
+	if bump {
+		if w.staleIDs == nil {
+			logged = false
+		} else if changed, err = revived(ctx, w.tx, w.source, w.staleIDs); err != nil {
+			return err
+		}
+	}
+	if w.complete {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+		for _, q := range []struct {
+			n   *int
+			sql string
+		}{
+			{&res.Stale.Assets, `UPDATE graph_asset_claims SET stale = 1 WHERE source = ? AND stale = 0
+				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 0)`},
+			{&res.Stale.Fields, `UPDATE graph_fields SET stale = 1 WHERE source = ? AND stale = 0
+				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 1)`},
+		} {
+			r, err := w.tx.ExecContext(ctx, q.sql, w.source)
+			if err != nil {
+				return fmt.Errorf("graph: mark stale: %w", err)
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("graph: mark stale: %w", err)
+			}
+			*q.n = int(n)
+		}
+		rows, err := w.tx.QueryContext(ctx, `UPDATE graph_edges SET stale = 1 WHERE source = ? AND stale = 0
+			AND id NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 2)
+			AND NOT ((from_field <> '' OR to_field <> '') AND to_id IN (SELECT id FROM temp.graph_import_seen WHERE kind = 3))
+			RETURNING id`, w.source)
+		if err != nil {
+			return fmt.Errorf("graph: mark edges stale: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("graph: mark edges stale: %w", err)
+			}
+			changed = append(changed, id)
+			res.Stale.Edges++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("graph: mark edges stale: %w", err)
+		}
+		bump = bump || res.Stale.Edges > 0
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM temp.graph_import_seen`); err != nil {
+			return fmt.Errorf("graph: import %s: %w", w.source, err)
+		}
+	}
+	if bump {
+		return bumpGeneration(ctx, w.tx, changed, logged)
+	}
+	return nil
 }
 
 // staleEdges counts source's stale edges (through the partial index graph_edges_stale).
@@ -186,11 +445,71 @@ func staleEdges(ctx context.Context, tx *sql.Tx, source string) (int64, error) {
 	return n, nil
 }
 
-// bumpGeneration tells every process's in-memory adjacency that edges changed state (see
-// migration 0011 and snapshot.go).
-func bumpGeneration(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE graph_generation SET n = n + 1 WHERE id = 1`); err != nil {
+// staleEdgeIDs lists source's stale edges, in id order.
+func staleEdgeIDs(ctx context.Context, tx *sql.Tx, source string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM graph_edges WHERE source = ? AND stale = 1 ORDER BY id`, source)
+	if err != nil {
+		return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("graph: list stale edges of %s: %w", source, err)
+	}
+	return ids, nil
+}
+
+// revived is the edges of before (source's stale edges, in id order) that are live now.
+func revived(ctx context.Context, tx *sql.Tx, source string, before []int64) ([]int64, error) {
+	after, err := staleEdgeIDs(ctx, tx, source)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, id := range before {
+		if _, still := slices.BinarySearch(after, id); !still {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Bounds of the edge change log (migration 0012): the generations kept, and the most edge ids one
+// write logs. A process whose adjacency is older than the window, or that a larger write skipped,
+// reads the edge table afresh, which then costs less than patching would.
+const (
+	changeLogWindow  = 64
+	maxLoggedChanges = 50_000
+)
+
+// bumpGeneration tells every process's in-memory adjacency that edges changed state (migrations
+// 0011 and 0012, snapshot.go), logging the changed edges under the new generation so that the
+// adjacency can be patched. logged false says changed is incomplete: adjacencies before this
+// generation are then loaded afresh. Edges added with new ids need no log entry: the highest id
+// says which they are.
+func bumpGeneration(ctx context.Context, tx *sql.Tx, changed []int64, logged bool) error {
+	logged = logged && len(changed) <= maxLoggedChanges
+	var n, from int64
+	if err := tx.QueryRowContext(ctx, `UPDATE graph_generation SET n = n + 1, logged_from = CASE
+		WHEN ? THEN n + 1 WHEN n + 1 - ? > logged_from THEN n + 1 - ? ELSE logged_from END
+		WHERE id = 1 RETURNING n, logged_from`, !logged, changeLogWindow, changeLogWindow).Scan(&n, &from); err != nil {
 		return fmt.Errorf("graph: bump generation: %w", err)
+	}
+	if logged && len(changed) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO graph_edge_changes (gen, edge_id) SELECT ?, value FROM json_each(?)`,
+			n, jsonIDs(changed)); err != nil {
+			return fmt.Errorf("graph: log edge changes: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM graph_edge_changes WHERE gen <= ?`, from); err != nil {
+		return fmt.Errorf("graph: prune edge change log: %w", err)
 	}
 	return nil
 }
@@ -245,41 +564,83 @@ func validateBatch(b *Batch) error {
 // idCache creates graph_assets rows on first reference, so an edge may name an asset no source has
 // described yet (it shows as referenced_only until one does).
 type idCache struct {
-	tx  *sql.Tx
-	ids map[URN]int64
-	ts  string
+	tx           *sql.Tx
+	ids          map[URN]int64
+	ts           string
+	find, create *sql.Stmt
 }
 
-func (c *idCache) get(ctx context.Context, u URN) (int64, error) {
-	if id, ok := c.ids[u]; ok {
-		return id, nil
+// resolve puts the ids of urns into c.ids, creating the assets that do not exist when create is
+// set (in the order urns first names them).
+func (c *idCache) resolve(ctx context.Context, urns []URN, create bool) error {
+	var missing []string
+	var rows [][2]string
+	queued := map[URN]bool{}
+	for _, u := range urns {
+		if _, ok := c.ids[u]; ok || queued[u] {
+			continue
+		}
+		queued[u] = true
+		missing = append(missing, string(u))
+		rows = append(rows, [2]string{string(u), u.System()})
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO graph_assets(urn, system, first_seen) VALUES (?, ?, ?) ON CONFLICT (urn) DO NOTHING`,
-		string(u), u.System(), c.ts); err != nil {
-		return 0, fmt.Errorf("graph: create asset %s: %w", u, err)
+	if len(missing) == 0 {
+		return nil
 	}
-	var id int64
-	if err := c.tx.QueryRowContext(ctx, `SELECT id FROM graph_assets WHERE urn = ?`, string(u)).Scan(&id); err != nil {
-		return 0, fmt.Errorf("graph: find asset %s: %w", u, err)
+	if create {
+		list, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		if _, err := c.create.ExecContext(ctx, c.ts, string(list)); err != nil {
+			return fmt.Errorf("graph: create %d assets: %w", len(rows), err)
+		}
 	}
-	c.ids[u] = id
-	return id, nil
+	list, err := json.Marshal(missing)
+	if err != nil {
+		return err
+	}
+	found, err := c.find.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("graph: find %d assets: %w", len(missing), err)
+	}
+	defer found.Close()
+	for found.Next() {
+		var id int64
+		var urn string
+		if err := found.Scan(&id, &urn); err != nil {
+			return fmt.Errorf("graph: find assets: %w", err)
+		}
+		c.ids[URN(urn)] = id
+	}
+	if err := found.Err(); err != nil {
+		return fmt.Errorf("graph: find assets: %w", err)
+	}
+	if create {
+		for _, u := range missing {
+			if _, ok := c.ids[URN(u)]; !ok {
+				return fmt.Errorf("graph: asset %s not found after creating it", u)
+			}
+		}
+	}
+	return nil
 }
 
-func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Counts, error) {
+// markStale also returns the ids of the edges it marked stale.
+func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Counts, []int64, error) {
 	var c Counts
 	var stale []int64
 	rows, err := tx.QueryContext(ctx, `SELECT c.asset_id, a.urn FROM graph_asset_claims c JOIN graph_assets a ON a.id = c.asset_id
 		WHERE c.source = ? AND c.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var id int64
 		var urn string
 		if err := rows.Scan(&id, &urn); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		if !seen.Assets[URN(urn)] {
 			stale = append(stale, id)
@@ -288,7 +649,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, id := range stale {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_asset_claims SET stale = 1 WHERE asset_id = ? AND source = ?`, id, source); err != nil {
-			return c, fmt.Errorf("graph: mark asset stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark asset stale: %w", err)
 		}
 	}
 	c.Assets = len(stale)
@@ -301,14 +662,14 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows, err = tx.QueryContext(ctx, `SELECT f.asset_id, a.urn, f.path FROM graph_fields f JOIN graph_assets a ON a.id = f.asset_id
 		WHERE f.source = ? AND f.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var k fieldKey
 		var urn string
 		if err := rows.Scan(&k.id, &urn, &k.path); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		if !seen.Fields[URN(urn).Field(k.path)] {
 			staleFields = append(staleFields, k)
@@ -317,7 +678,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, k := range staleFields {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_fields SET stale = 1 WHERE asset_id = ? AND path = ? AND source = ?`, k.id, k.path, source); err != nil {
-			return c, fmt.Errorf("graph: mark field stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark field stale: %w", err)
 		}
 	}
 	c.Fields = len(staleFields)
@@ -327,7 +688,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 		JOIN graph_assets fa ON fa.id = e.from_id JOIN graph_assets ta ON ta.id = e.to_id
 		WHERE e.source = ? AND e.stale = 0`, source)
 	if err != nil {
-		return c, fmt.Errorf("graph: mark stale: %w", err)
+		return c, nil, fmt.Errorf("graph: mark stale: %w", err)
 	}
 	for rows.Next() {
 		var id int64
@@ -335,7 +696,7 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 		var from, to, kind string
 		if err := rows.Scan(&id, &from, &e.From.Path, &to, &e.To.Path, &kind); err != nil {
 			rows.Close()
-			return c, err
+			return c, nil, err
 		}
 		e.From.Asset, e.To.Asset, e.Kind = URN(from), URN(to), EdgeKind(kind)
 		if seen.Edges[e.Key()] || (e.FieldLevel() && seen.KeepFieldEdgesInto[e.To.Asset]) {
@@ -346,11 +707,11 @@ func markStale(ctx context.Context, tx *sql.Tx, source string, seen Seen) (Count
 	rows.Close()
 	for _, id := range staleEdges {
 		if _, err := tx.ExecContext(ctx, `UPDATE graph_edges SET stale = 1 WHERE id = ?`, id); err != nil {
-			return c, fmt.Errorf("graph: mark edge stale: %w", err)
+			return c, nil, fmt.Errorf("graph: mark edge stale: %w", err)
 		}
 	}
 	c.Edges = len(staleEdges)
-	return c, nil
+	return c, staleEdges, nil
 }
 
 func jsonList(v []string) string {

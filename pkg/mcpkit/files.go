@@ -97,6 +97,24 @@ func resolve(path string) string {
 // the opened file is checked again, so swapping in a link between the check and the read does not
 // get around it. Errors name the path, never its content.
 func (e *Env) ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := e.OpenFile(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// OpenFile opens a caller-given regular file of at most limit bytes with ReadFile's checks, for a
+// reader that streams it (a file too large to hold in memory).
+func (e *Env) OpenFile(path string, limit int64) (*os.File, error) {
 	if err := e.CheckPath(path); err != nil {
 		return nil, err
 	}
@@ -111,23 +129,21 @@ func (e *Env) ReadFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() { // replaced between the two looks
+		f.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if e != nil && e.Config != nil {
 		if err := checkPath(e.Config.Store.Path, path, fi); err != nil {
+			f.Close()
 			return nil, err
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
+	if fi.Size() > limit {
+		f.Close()
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
-	return b, nil
+	return f, nil
 }
 
 // maxExcerpt is the longest run of a file's content an error may quote.

@@ -6,9 +6,11 @@
 package dbt
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -16,24 +18,70 @@ import (
 	"github.com/dataworkers/dw/pkg/sqlparse"
 )
 
-// Manifest is the part of manifest.json the importer reads. Unknown keys are ignored: the format
-// grows additively.
-type Manifest struct {
-	Metadata struct {
-		SchemaVersion string `json:"dbt_schema_version"`
-		DBTVersion    string `json:"dbt_version"`
-		GeneratedAt   string `json:"generated_at"`
-		ProjectName   string `json:"project_name"`
-		ProjectID     string `json:"project_id"`
-		AdapterType   string `json:"adapter_type"`
-	} `json:"metadata"`
-	Nodes     map[string]*Node     `json:"nodes"`
-	Sources   map[string]*Node     `json:"sources"`
-	Exposures map[string]*Exposure `json:"exposures"`
-	Groups    map[string]*Group    `json:"groups"`
+// Metadata is the manifest's metadata block.
+type Metadata struct {
+	SchemaVersion string `json:"dbt_schema_version"`
+	DBTVersion    string `json:"dbt_version"`
+	GeneratedAt   string `json:"generated_at"`
+	ProjectName   string `json:"project_name"`
+	ProjectID     string `json:"project_id"`
+	AdapterType   string `json:"adapter_type"`
 }
 
-// Node is a model, seed, snapshot, test, analysis or source.
+// Manifest is what the importer keeps of a manifest.json between its two reads: the metadata, the
+// groups, every test's target, and each relation's name and column names. Nodes with their SQL and
+// documentation are read again one at a time by Convert, so memory grows with the number of
+// relations and columns, never with compiled SQL or descriptions. Unknown keys are ignored: the
+// format grows additively.
+type Manifest struct {
+	Metadata Metadata
+	r        io.ReadSeeker
+	groups   map[string]*Group
+	rels     []relation       // relation-building nodes (models, seeds, snapshots) and sources
+	relByID  map[string]int32 // unique_id → index into rels
+	tests    map[string][]string
+	colTests map[string]map[string][]string
+	nTests   int
+}
+
+// relation is what compiled SQL of another node may need of a node: how the warehouse names it,
+// and its documented columns (to expand select *).
+type relation struct {
+	id      string
+	parts   []string
+	columns []string
+}
+
+// nodeHead is the part of a node the index reads, tests' fields included.
+type nodeHead struct {
+	UniqueID     string  `json:"unique_id"`
+	ResourceType string  `json:"resource_type"`
+	Name         string  `json:"name"`
+	Database     *string `json:"database"`
+	Schema       string  `json:"schema"`
+	Alias        string  `json:"alias"`
+	Identifier   string  `json:"identifier"`
+	RelationName *string `json:"relation_name"`
+	Config       struct {
+		Enabled      *bool  `json:"enabled"`
+		Materialized string `json:"materialized"`
+	} `json:"config"`
+	Columns map[string]*struct {
+		Name string `json:"name"`
+	} `json:"columns"`
+	DependsOn struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+	AttachedNode string `json:"attached_node"`
+	ColumnName   string `json:"column_name"`
+	TestMetadata *struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"test_metadata"`
+}
+
+// Node is a model, seed, snapshot or source as Convert reads it (tests are read by the index only:
+// see nodeHead).
 type Node struct {
 	UniqueID     string             `json:"unique_id"`
 	ResourceType string             `json:"resource_type"`
@@ -57,13 +105,6 @@ type Node struct {
 	CompiledCode *string `json:"compiled_code"`
 	CompiledSQL  *string `json:"compiled_sql"` // manifests before v7
 	Language     string  `json:"language"`
-	// Tests only.
-	AttachedNode string `json:"attached_node"`
-	ColumnName   string `json:"column_name"`
-	TestMetadata *struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"test_metadata"`
 }
 
 // Config is node config.
@@ -113,16 +154,83 @@ type Group struct {
 	} `json:"owner"`
 }
 
-// Parse decodes a manifest.
+// Parse reads a manifest held in memory (see Open).
 func Parse(raw []byte) (*Manifest, error) {
-	var m Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
+	return Open(bytes.NewReader(raw))
+}
+
+// Open reads r once to index the manifest (see Manifest); Convert reads it again from the start.
+// r must not change in between: pass an open file, not a path that may be rewritten.
+func Open(r io.ReadSeeker) (*Manifest, error) {
+	m := &Manifest{r: r, groups: map[string]*Group{}, relByID: map[string]int32{},
+		tests: map[string][]string{}, colTests: map[string]map[string][]string{}}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("dbt manifest: %w", err)
 	}
-	if m.Nodes == nil && m.Sources == nil {
+	seen, err := walkManifest(r, map[string]bool{"nodes": true, "sources": true},
+		func(section, key string, dec *json.Decoder) error {
+			var h *nodeHead
+			if err := dec.Decode(&h); err != nil {
+				return fmt.Errorf("dbt manifest: %s %q: %w", section, key, err)
+			}
+			if h == nil {
+				return nil
+			}
+			if h.UniqueID == "" {
+				h.UniqueID = key
+			}
+			m.index(h, section == "sources")
+			return nil
+		},
+		func(key string, dec *json.Decoder) error {
+			switch key {
+			case "metadata":
+				if err := dec.Decode(&m.Metadata); err != nil {
+					return fmt.Errorf("dbt manifest: metadata: %w", err)
+				}
+			case "groups":
+				if err := dec.Decode(&m.groups); err != nil {
+					return fmt.Errorf("dbt manifest: groups: %w", err)
+				}
+			default:
+				return skipValue(dec)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if !seen["nodes"] && !seen["sources"] {
 		return nil, errors.New("dbt manifest: no nodes and no sources: is this a manifest.json (target/manifest.json)?")
 	}
-	return &m, nil
+	return m, nil
+}
+
+// index records what other nodes need of h: a test's target, a relation's name and columns.
+func (m *Manifest) index(h *nodeHead, source bool) {
+	if !source && h.ResourceType == "test" {
+		m.indexTest(h)
+		return
+	}
+	n := &Node{UniqueID: h.UniqueID, ResourceType: h.ResourceType, Name: h.Name, Database: h.Database, Schema: h.Schema,
+		Alias: h.Alias, Identifier: h.Identifier, RelationName: h.RelationName, Config: Config{Materialized: h.Config.Materialized}}
+	if !source && !isRelationNode(n) {
+		return
+	}
+	rel := relation{id: h.UniqueID, parts: relationParts(n)}
+	for _, k := range sortedKeys(h.Columns) {
+		if c := h.Columns[k]; c != nil && c.Name != "" {
+			rel.columns = append(rel.columns, c.Name)
+		} else {
+			rel.columns = append(rel.columns, k)
+		}
+	}
+	if i, dup := m.relByID[h.UniqueID]; dup {
+		m.rels[i] = rel
+		return
+	}
+	m.relByID[h.UniqueID] = int32(len(m.rels))
+	m.rels = append(m.rels, rel)
 }
 
 // Source names a project's manifest in the graph.
@@ -141,117 +249,164 @@ type Stats struct {
 	WithoutCompiledSQL []string
 }
 
-// Import converts a manifest to a batch. engine overrides metadata.adapter_type when not empty.
+// batchSize is how many assets, fields and edges Convert gathers before handing them on.
+const batchSize = 5000
+
+// Import converts a manifest to one batch (for manifests small enough to hold as one; Convert
+// streams). engine overrides metadata.adapter_type when not empty.
 func Import(m *Manifest, engine string) (graph.Batch, Stats, error) {
+	all := graph.Batch{Source: m.Source()}
+	st, err := m.Convert(engine, func(b graph.Batch) error {
+		all.Assets = append(all.Assets, b.Assets...)
+		all.Fields = append(all.Fields, b.Fields...)
+		all.Edges = append(all.Edges, b.Edges...)
+		all.KeepFieldEdgesInto = append(all.KeepFieldEdgesInto, b.KeepFieldEdgesInto...)
+		all.Warnings = append(all.Warnings, b.Warnings...)
+		return nil
+	})
+	return all, st, err
+}
+
+// Source is the graph source the manifest's project imports as.
+func (m *Manifest) Source() string { return Source(m.Metadata.ProjectName) }
+
+// Convert reads the manifest again, node by node, and hands put its assets, fields and edges in
+// batches of about batchSize (each of m.Source()), so memory holds one batch, not the manifest.
+// engine overrides metadata.adapter_type when not empty.
+func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, error) {
 	if engine == "" {
 		engine = m.Metadata.AdapterType
 	}
 	if engine == "" {
 		engine = "unknown"
 	}
-	imp := &importer{m: m, engine: strings.ToLower(engine), relIndex: map[string]string{}, b: graph.Batch{Source: Source(m.Metadata.ProjectName)}}
-	return imp.run()
+	imp := &importer{m: m, engine: strings.ToLower(engine), relIndex: map[string]string{}, put: put}
+	imp.b.Source = m.Source()
+	imp.st.Tests = m.nTests
+	for _, r := range m.rels {
+		imp.indexRelation(r)
+	}
+	if _, err := m.r.Seek(0, io.SeekStart); err != nil {
+		return Stats{}, fmt.Errorf("dbt manifest: %w", err)
+	}
+	_, err := walkManifest(m.r, map[string]bool{"nodes": true, "sources": true, "exposures": true},
+		func(section, key string, dec *json.Decoder) error {
+			if section == "exposures" {
+				var x *Exposure
+				if err := dec.Decode(&x); err != nil {
+					return fmt.Errorf("dbt manifest: exposure %q: %w", key, err)
+				}
+				if x != nil {
+					if x.UniqueID == "" {
+						x.UniqueID = key
+					}
+					imp.exposure(x)
+					imp.st.Exposures++
+				}
+				return imp.flush(false)
+			}
+			if section == "nodes" && buildsNothing(key) {
+				return skipValue(dec) // read by the index already
+			}
+			var n *Node
+			if err := dec.Decode(&n); err != nil {
+				return fmt.Errorf("dbt manifest: %s %q: %w", section, key, err)
+			}
+			if n == nil || disabled(n) {
+				return nil
+			}
+			if n.UniqueID == "" {
+				n.UniqueID = key
+			}
+			if section == "sources" {
+				imp.source(n)
+			} else {
+				imp.model(n)
+			}
+			return imp.flush(false)
+		}, nil)
+	if err != nil {
+		return Stats{}, err
+	}
+	if err := imp.flush(true); err != nil {
+		return Stats{}, err
+	}
+	return imp.st, nil
+}
+
+// buildsNothing says a node's unique_id (its key in nodes) names a resource Convert does not turn
+// into an asset: tests (the index attached them), analyses and operations.
+func buildsNothing(id string) bool {
+	for _, p := range []string{"test.", "analysis.", "operation.", "sql_operation.", "unit_test."} {
+		if strings.HasPrefix(id, p) {
+			return true
+		}
+	}
+	return false
 }
 
 type importer struct {
 	m        *Manifest
 	engine   string
 	b        graph.Batch
+	put      func(graph.Batch) error
 	st       Stats
 	relIndex map[string]string // lower-cased relation key (1, 2 or 3 parts) → unique_id; "" when ambiguous
-	tests    map[string][]string
-	colTests map[string]map[string][]string
 }
 
-func (imp *importer) run() (graph.Batch, Stats, error) {
-	imp.tests = map[string][]string{}
-	imp.colTests = map[string]map[string][]string{}
-	ids := sortedKeys(imp.m.Nodes)
-	for _, id := range ids {
-		n := imp.m.Nodes[id]
-		if n == nil {
+// flush hands the gathered batch on when it is full, or when last.
+func (imp *importer) flush(last bool) error {
+	b := &imp.b
+	size := len(b.Assets) + len(b.Fields) + len(b.Edges)
+	if size == 0 && len(b.KeepFieldEdgesInto) == 0 && len(b.Warnings) == 0 || !last && size < batchSize {
+		return nil
+	}
+	if err := imp.put(*b); err != nil {
+		return err
+	}
+	imp.b = graph.Batch{Source: b.Source}
+	return nil
+}
+
+func (imp *importer) source(n *Node) {
+	imp.node(n, graph.KindDBTSource)
+	imp.st.Sources++
+	if w := imp.warehouseURN(n); w != "" {
+		imp.b.Edges = append(imp.b.Edges, graph.Edge{From: w.Field(""), To: graph.DBTURN(n.UniqueID).Field(""), Kind: graph.EdgeMaterializes,
+			Transformation: "dbt source " + n.SourceName + "." + n.Name})
+	}
+}
+
+func (imp *importer) model(n *Node) {
+	var kind string
+	switch n.ResourceType {
+	case "model":
+		kind = graph.KindDBTModel
+		imp.st.Models++
+	case "seed":
+		kind = graph.KindDBTSeed
+		imp.st.Seeds++
+	case "snapshot":
+		kind = graph.KindDBTSnapshot
+		imp.st.Snapshots++
+	default:
+		return // tests are attached to what they test; analyses and operations build nothing
+	}
+	urn := graph.DBTURN(n.UniqueID)
+	imp.node(n, kind)
+	for _, p := range n.DependsOn.Nodes {
+		if strings.HasPrefix(p, "test.") || strings.HasPrefix(p, "macro.") {
 			continue
 		}
-		if n.ResourceType == "test" {
-			imp.indexTest(n)
-		}
+		imp.b.Edges = append(imp.b.Edges, graph.Edge{From: graph.DBTURN(p).Field(""), To: urn.Field(""), Kind: graph.EdgeDependsOn})
 	}
-	srcIDs := sortedKeys(imp.m.Sources)
-	for _, id := range srcIDs {
-		if n := imp.m.Sources[id]; n != nil {
-			imp.indexRelation(n)
-		}
+	if w := imp.warehouseURN(n); w != "" && n.Config.Materialized != "ephemeral" {
+		imp.b.Edges = append(imp.b.Edges, graph.Edge{From: urn.Field(""), To: w.Field(""), Kind: graph.EdgeMaterializes,
+			Transformation: "dbt " + n.ResourceType + " materialized as " + materialization(n)})
 	}
-	for _, id := range ids {
-		if n := imp.m.Nodes[id]; n != nil && isRelationNode(n) {
-			imp.indexRelation(n)
-		}
+	if n.ResourceType == "model" || n.ResourceType == "snapshot" {
+		imp.columnLineage(n)
 	}
-	for _, id := range srcIDs {
-		n := imp.m.Sources[id]
-		if n == nil || disabled(n) {
-			continue
-		}
-		if n.UniqueID == "" {
-			n.UniqueID = id
-		}
-		imp.node(n, graph.KindDBTSource)
-		imp.st.Sources++
-		if w := imp.warehouseURN(n); w != "" {
-			imp.b.Edges = append(imp.b.Edges, graph.Edge{From: w.Field(""), To: graph.DBTURN(n.UniqueID).Field(""), Kind: graph.EdgeMaterializes,
-				Transformation: "dbt source " + n.SourceName + "." + n.Name})
-		}
-	}
-	for _, id := range ids {
-		n := imp.m.Nodes[id]
-		if n == nil || disabled(n) {
-			continue
-		}
-		if n.UniqueID == "" {
-			n.UniqueID = id
-		}
-		var kind string
-		switch n.ResourceType {
-		case "model":
-			kind = graph.KindDBTModel
-			imp.st.Models++
-		case "seed":
-			kind = graph.KindDBTSeed
-			imp.st.Seeds++
-		case "snapshot":
-			kind = graph.KindDBTSnapshot
-			imp.st.Snapshots++
-		default:
-			continue // tests are attached to what they test; analyses and operations build nothing
-		}
-		urn := graph.DBTURN(n.UniqueID)
-		imp.node(n, kind)
-		for _, p := range n.DependsOn.Nodes {
-			if strings.HasPrefix(p, "test.") || strings.HasPrefix(p, "macro.") {
-				continue
-			}
-			imp.b.Edges = append(imp.b.Edges, graph.Edge{From: graph.DBTURN(p).Field(""), To: urn.Field(""), Kind: graph.EdgeDependsOn})
-		}
-		if w := imp.warehouseURN(n); w != "" && n.Config.Materialized != "ephemeral" {
-			imp.b.Edges = append(imp.b.Edges, graph.Edge{From: urn.Field(""), To: w.Field(""), Kind: graph.EdgeMaterializes,
-				Transformation: "dbt " + n.ResourceType + " materialized as " + materialization(n)})
-		}
-		if n.ResourceType == "model" || n.ResourceType == "snapshot" {
-			imp.columnLineage(n)
-		}
-	}
-	for _, id := range sortedKeys(imp.m.Exposures) {
-		x := imp.m.Exposures[id]
-		if x == nil {
-			continue
-		}
-		if x.UniqueID == "" {
-			x.UniqueID = id
-		}
-		imp.exposure(x)
-		imp.st.Exposures++
-	}
-	return imp.b, imp.st, nil
 }
 
 func isRelationNode(n *Node) bool {
@@ -309,15 +464,14 @@ func relKey(engine string, parts []string) string {
 	return strings.Join(norm, ".")
 }
 
-func (imp *importer) indexRelation(n *Node) {
-	parts := relationParts(n)
-	for k := 1; k <= len(parts) && k <= 3; k++ {
-		key := relKey(imp.engine, parts[len(parts)-k:])
-		if prev, ok := imp.relIndex[key]; ok && prev != n.UniqueID {
+func (imp *importer) indexRelation(r relation) {
+	for k := 1; k <= len(r.parts) && k <= 3; k++ {
+		key := relKey(imp.engine, r.parts[len(r.parts)-k:])
+		if prev, ok := imp.relIndex[key]; ok && prev != r.id {
 			imp.relIndex[key] = ""
 			continue
 		}
-		imp.relIndex[key] = n.UniqueID
+		imp.relIndex[key] = r.id
 	}
 }
 
@@ -331,7 +485,7 @@ func (imp *importer) lookupRelation(name []string) (string, bool) {
 	return id, ok && id != ""
 }
 
-func (imp *importer) indexTest(n *Node) {
+func (m *Manifest) indexTest(n *nodeHead) {
 	target := n.AttachedNode
 	if target == "" {
 		for _, p := range n.DependsOn.Nodes {
@@ -344,7 +498,7 @@ func (imp *importer) indexTest(n *Node) {
 	if target == "" {
 		return
 	}
-	imp.st.Tests++
+	m.nTests++
 	name := n.Name
 	if n.TestMetadata != nil && n.TestMetadata.Name != "" {
 		name = n.TestMetadata.Name
@@ -353,13 +507,13 @@ func (imp *importer) indexTest(n *Node) {
 		}
 	}
 	if n.ColumnName != "" {
-		if imp.colTests[target] == nil {
-			imp.colTests[target] = map[string][]string{}
+		if m.colTests[target] == nil {
+			m.colTests[target] = map[string][]string{}
 		}
-		imp.colTests[target][strings.ToLower(n.ColumnName)] = appendUnique(imp.colTests[target][strings.ToLower(n.ColumnName)], name)
+		m.colTests[target][strings.ToLower(n.ColumnName)] = appendUnique(m.colTests[target][strings.ToLower(n.ColumnName)], name)
 		name += "(" + n.ColumnName + ")"
 	}
-	imp.tests[target] = appendUnique(imp.tests[target], name)
+	m.tests[target] = appendUnique(m.tests[target], name)
 }
 
 func (imp *importer) node(n *Node, kind string) {
@@ -377,7 +531,7 @@ func (imp *importer) node(n *Node, kind string) {
 	if n.Config.Materialized != "" {
 		attrs["materialized"] = n.Config.Materialized
 	}
-	if t := imp.tests[n.UniqueID]; len(t) > 0 {
+	if t := imp.m.tests[n.UniqueID]; len(t) > 0 {
 		attrs["tests"] = strings.Join(t, ", ")
 	}
 	name := n.Name
@@ -394,7 +548,7 @@ func (imp *importer) node(n *Node, kind string) {
 	}
 	if group != nil && *group != "" {
 		attrs["group"] = *group
-		for _, g := range imp.m.Groups {
+		for _, g := range imp.m.groups {
 			if g != nil && g.Name == *group {
 				a.Owners = appendUnique(a.Owners, groupOwner(g.Owner.Name, g.Owner.Email)...)
 			}
@@ -422,7 +576,7 @@ func (imp *importer) node(n *Node, kind string) {
 		if c.DataType != nil {
 			f.Type = *c.DataType
 		}
-		for _, t := range imp.colTests[n.UniqueID][strings.ToLower(path)] {
+		for _, t := range imp.m.colTests[n.UniqueID][strings.ToLower(path)] {
 			f.Tags = appendUnique(f.Tags, "test:"+t)
 			if t == "not_null" {
 				f.Nullable = false
@@ -483,22 +637,11 @@ func (imp *importer) columnLineage(n *Node) {
 		if !ok {
 			return nil, false
 		}
-		p := imp.m.Nodes[id]
-		if p == nil {
-			p = imp.m.Sources[id]
-		}
-		if p == nil || len(p.Columns) == 0 {
+		i, ok := imp.m.relByID[id]
+		if !ok || len(imp.m.rels[i].columns) == 0 {
 			return nil, false
 		}
-		var out []string
-		for _, k := range sortedKeys(p.Columns) {
-			if c := p.Columns[k]; c != nil && c.Name != "" {
-				out = append(out, c.Name)
-			} else {
-				out = append(out, k)
-			}
-		}
-		return out, true
+		return imp.m.rels[i].columns, true
 	}
 	lin := sqlparse.Analyze(stmts[0], cols)
 	for _, w := range lin.Warnings {
