@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
