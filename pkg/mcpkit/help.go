@@ -134,3 +134,20 @@ func schemaType(p map[string]any) string {
 	}
 	return t
 }
+
+// properWords are spelled as their projects spell them when a title is made from a tool's name.
+var properWords = map[string]string{"flink": "Flink", "tableflow": "Tableflow", "openlineage": "OpenLineage", "mcp": "MCP", "sql": "SQL"}
+
+// titleFromName makes a tool's display title from its name ("check_schema_change" → "Check schema
+// change"), for clients that show titles; a tool may set its own with Title.
+func titleFromName(name string) string {
+	words := strings.Split(name, "_")
+	for i, w := range words {
+		if p, ok := properWords[w]; ok {
+			words[i] = p
+		} else if i == 0 && w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}

@@ -77,6 +77,7 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 		// server's own validator and the same path for `call`.
 		server.WithOutputSchemaValidation(),
 		server.WithToolHandlerMiddleware(auditMiddleware(o)),
+		server.WithToolHandlerMiddleware(zeroTimeMiddleware(tools)),
 	}
 	if o.Logger != nil {
 		opts = append(opts, server.WithLogger(o.Logger))
@@ -91,6 +92,21 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 	}
 	s.AddTools(st...)
 	return s
+}
+
+// zeroTimeMiddleware drops unset times from every tool's result (see omitZeroTimes).
+func zeroTimeMiddleware(tools []Tool) server.ToolHandlerMiddleware {
+	schemas := make(map[string]map[string]any, len(tools))
+	for _, t := range tools {
+		schemas[t.Def.Name] = outputSchemaMap(t.Def)
+	}
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := next(ctx, req)
+			omitZeroTimes(res, schemas[req.Params.Name])
+			return res, err
+		}
+	}
 }
 
 // auditMiddleware scrubs secrets from every result (error or not) and records every call. It hands
