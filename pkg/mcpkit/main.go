@@ -65,6 +65,9 @@ type Agent struct {
 	Tools        func(*Env) []Tool
 	// Commands are extra subcommands for people (e.g. dw-incidents approvals); never MCP tools.
 	Commands map[string]Command
+	// Prompts and Resources, when set, are the agent's MCP prompts and resource kinds.
+	Prompts   func(*Env) []Prompt
+	Resources func(*Env) []ResourceKind
 }
 
 // Command is a human-only subcommand. It returns the process exit code.
@@ -153,13 +156,20 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
 		return ExitUsage
 	}
-	srv := NewServer(tools, ServerOptions{
+	o := ServerOptions{
 		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
 		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall,
-	})
+	}
+	if a.Prompts != nil {
+		o.Prompts = a.Prompts(e)
+	}
+	if a.Resources != nil {
+		o.Resources = a.Resources(e)
+	}
+	srv, resources := newServer(tools, o)
 	switch cmd {
 	case "serve":
-		return serve(ctx, srv, e, stdio)
+		return serve(ctx, srv, resources, e, stdio)
 	case "tools":
 		return listTools(ctx, srv, stdio)
 	case "call":
@@ -209,9 +219,14 @@ func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome 
 	}
 }
 
-func serve(ctx context.Context, srv *server.MCPServer, e *Env, stdio IO) int {
+// resourceWatchInterval is how often a serving agent re-lists its resources, so changes made by
+// the other processes sharing the store reach its clients as list_changed notifications.
+const resourceWatchInterval = 10 * time.Second
+
+func serve(ctx context.Context, srv *server.MCPServer, resources *resourceSet, e *Env, stdio IO) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	go resources.watch(ctx, resourceWatchInterval)
 	ss := server.NewStdioServer(srv)
 	ss.SetErrorLogger(log.New(stdio.Err, "", 0))
 	e.Logger.Debug("serving on stdio")
