@@ -55,7 +55,7 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		return mcpkit.ExitUsage
 	}
 	srv, err := console.New(console.Sources{Approvals: svc, Receipts: chain, Incidents: incidents.New(st, env.Now),
-		Graph: graph.New(st, env.Now), Store: st}, env.Now)
+		Graph: graph.New(st, env.Now), Store: st, Actions: executor(st, env, svc), Config: env.Config}, env.Now)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "dw-incidents:", err)
 		return mcpkit.ExitUsage
