@@ -10,6 +10,7 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 // resourceListLimit bounds each listed kind: the newest are what a person opens.
@@ -22,11 +23,7 @@ func resources(env *mcpkit.Env) []mcpkit.ResourceKind {
 			URITemplate: "dw://incidents/{id}", Name: "incident", Title: "Incident",
 			Description: "One incident: asset, failure mode, status, severity, cause, resolution and its timeline.",
 			Read: func(ctx context.Context, _ string, v map[string]string) (string, error) {
-				id, err := resourceID(v["id"])
-				if err != nil {
-					return "", err
-				}
-				st, err := env.Store.Get(ctx)
+				id, st, err := resourceIDAndStore(ctx, env, v["id"])
 				if err != nil {
 					return "", err
 				}
@@ -97,11 +94,7 @@ func resources(env *mcpkit.Env) []mcpkit.ResourceKind {
 			URITemplate: "dw://plans/{id}", Name: "plan", Title: "Remediation plan",
 			Description: "One remediation plan from propose_remediation: its ordered proposals with executor, payload, undo and blast radius, and the checks verify_incident re-runs.",
 			Read: func(ctx context.Context, _ string, v map[string]string) (string, error) {
-				id, err := resourceID(v["id"])
-				if err != nil {
-					return "", err
-				}
-				st, err := env.Store.Get(ctx)
+				id, st, err := resourceIDAndStore(ctx, env, v["id"])
 				if err != nil {
 					return "", err
 				}
@@ -121,6 +114,16 @@ func resourceID(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not an id (a positive number)", s)
 	}
 	return id, nil
+}
+
+// resourceIDAndStore parses a URI's id and opens the shared store.
+func resourceIDAndStore(ctx context.Context, env *mcpkit.Env, s string) (int64, *store.Store, error) {
+	id, err := resourceID(s)
+	if err != nil {
+		return 0, nil, err
+	}
+	st, err := env.Store.Get(ctx)
+	return id, st, err
 }
 
 func indentJSON(v any) (string, error) {

@@ -313,14 +313,7 @@ func writeMarkdown(w io.Writer, s summary) {
 	if s.File != "" {
 		fmt.Fprintf(w, "File: `%s`\n\n", s.File)
 	}
-	if len(s.Reasons) > 0 {
-		fmt.Fprintln(w, "**Why**")
-		fmt.Fprintln(w)
-		for _, r := range s.Reasons {
-			fmt.Fprintf(w, "- %s\n", mdEscape(r))
-		}
-		fmt.Fprintln(w)
-	}
+	mdList(w, "Why", s.Reasons)
 	if len(s.Checks) > 0 {
 		fmt.Fprintln(w, "| Status | Check | Detail |")
 		fmt.Fprintln(w, "|---|---|---|")
@@ -329,14 +322,19 @@ func writeMarkdown(w io.Writer, s summary) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(s.Next) > 0 {
-		fmt.Fprintln(w, "**What to do**")
-		fmt.Fprintln(w)
-		for _, n := range s.Next {
-			fmt.Fprintf(w, "- %s\n", mdEscape(n))
-		}
-		fmt.Fprintln(w)
+	mdList(w, "What to do", s.Next)
+}
+
+// mdList writes a bold heading and a bullet list, or nothing for an empty list.
+func mdList(w io.Writer, heading string, items []string) {
+	if len(items) == 0 {
+		return
 	}
+	fmt.Fprintf(w, "**%s**\n\n", heading)
+	for _, it := range items {
+		fmt.Fprintf(w, "- %s\n", mdEscape(it))
+	}
+	fmt.Fprintln(w)
 }
 
 func mdEscape(s string) string {
@@ -481,7 +479,10 @@ func writeJUnit(w io.Writer, s summary) error {
 			suite.Skipped++
 		}
 	}
-	doc := junitSuites{Name: s.Agent, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	return encodeJUnit(w, junitSuites{Name: s.Agent, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}})
+}
+
+func encodeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -524,13 +525,8 @@ func writeFormattedError(w io.Writer, format, agent, tool, msg string) {
 		fmt.Fprintf(w, "::error title=%s::%s\n", ghProperty(agent+" "+tool), ghData(msg))
 	case "junit":
 		class := agent + "." + tool
-		doc := junitSuites{Name: agent, Tests: 1, Suites: []junitSuite{{Name: agent + " " + tool, Tests: 1,
-			Cases: []junitCase{{Name: "call", Classname: class, Error: &junitMessage{Message: msg, Type: "tool_error"}}}}}}
-		_, _ = io.WriteString(w, xml.Header)
-		enc := xml.NewEncoder(w)
-		enc.Indent("", "  ")
-		_ = enc.Encode(doc)
-		_, _ = io.WriteString(w, "\n")
+		_ = encodeJUnit(w, junitSuites{Name: agent, Tests: 1, Suites: []junitSuite{{Name: agent + " " + tool, Tests: 1,
+			Cases: []junitCase{{Name: "call", Classname: class, Error: &junitMessage{Message: msg, Type: "tool_error"}}}}}})
 	default:
 		writeJSON(w, map[string]any{"isError": true, "error": msg})
 	}

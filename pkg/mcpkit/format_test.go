@@ -54,14 +54,16 @@ type healthOut struct {
 		Path string `json:"path"`
 		OK   bool   `json:"ok"`
 	} `json:"store"`
-	Backends []struct {
-		Backend    string `json:"backend"`
-		ConfigKey  string `json:"config_key"`
-		Configured bool   `json:"configured"`
-		Reachable  *bool  `json:"reachable"`
-		Error      string `json:"error,omitempty"`
-	} `json:"backends"`
-	Healthy bool `json:"healthy"`
+	Backends []backendStatus `json:"backends"`
+	Healthy  bool            `json:"healthy"`
+}
+
+type backendStatus struct {
+	Backend    string `json:"backend"`
+	ConfigKey  string `json:"config_key"`
+	Configured bool   `json:"configured"`
+	Reachable  *bool  `json:"reachable"`
+	Error      string `json:"error,omitempty"`
 }
 
 type noIn struct{}
@@ -98,27 +100,11 @@ func formatAgent() Agent {
 				var h healthOut
 				h.Store.Path, h.Store.OK = "/var/dw/dw.db", true
 				no, yes := false, true
-				h.Backends = append(h.Backends, struct {
-					Backend    string `json:"backend"`
-					ConfigKey  string `json:"config_key"`
-					Configured bool   `json:"configured"`
-					Reachable  *bool  `json:"reachable"`
-					Error      string `json:"error,omitempty"`
-				}{"kafka", "kafka", true, &no, "dial tcp 127.0.0.1:9: connection refused"},
-					struct {
-						Backend    string `json:"backend"`
-						ConfigKey  string `json:"config_key"`
-						Configured bool   `json:"configured"`
-						Reachable  *bool  `json:"reachable"`
-						Error      string `json:"error,omitempty"`
-					}{"warehouse", "warehouse", true, &yes, ""},
-					struct {
-						Backend    string `json:"backend"`
-						ConfigKey  string `json:"config_key"`
-						Configured bool   `json:"configured"`
-						Reachable  *bool  `json:"reachable"`
-						Error      string `json:"error,omitempty"`
-					}{"airflow", "airflow", false, nil, ""})
+				h.Backends = []backendStatus{
+					{"kafka", "kafka", true, &no, "dial tcp 127.0.0.1:9: connection refused"},
+					{"warehouse", "warehouse", true, &yes, ""},
+					{"airflow", "airflow", false, nil, ""},
+				}
 				return h, nil
 			}),
 			Read("broken", "Always a tool error.", func(context.Context, noIn) (healthOut, error) {
