@@ -43,12 +43,13 @@ package_of() {
 	done
 }
 
-# stale NAME: bin/NAME is missing, or older than a source, go.mod/go.sum or an embedded file.
+# stale NAME: bin/NAME is missing, or older than a source, go.mod/go.sum or an embedded file (tests
+# are not part of the binary: editing one does not make the next client start wait for a build).
 stale() {
 	local bin="$root/bin/$1"
 	[[ ! -x "$bin" ]] && return 0
 	[[ -n "$(find "$root/agents" "$root/pkg" "$root/configs" "$root/go.mod" "$root/go.sum" \
-		\( -name '*.go' -o -name '*.yaml' -o -name '*.sql' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.html' \) \
+		\( \( -name '*.go' ! -name '*_test.go' \) -o -name '*.yaml' -o -name '*.sql' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.html' \) \
 		-newer "$bin" -print -quit 2>/dev/null)" ]]
 }
 

@@ -104,6 +104,38 @@ func writeToolHelp(w io.Writer, agent string, t mcp.Tool) {
 		if d, ok := p["default"]; ok {
 			fmt.Fprintf(w, "      default: %v\n", d)
 		}
+		writeNestedFields(w, p)
+	}
+}
+
+// writeNestedFields lists the fields of an object argument, or of each element of an array of
+// objects, one level deep (e.g. earlier_versions: [{version, file}]).
+func writeNestedFields(w io.Writer, p map[string]any) {
+	obj := p
+	if items, ok := p["items"].(map[string]any); ok {
+		obj = items
+	}
+	props, _ := obj["properties"].(map[string]any)
+	if len(props) == 0 {
+		return
+	}
+	required, _ := obj["required"].([]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		sub, _ := props[n].(map[string]any)
+		req := "optional"
+		if slices.Contains(required, any(n)) {
+			req = "required"
+		}
+		line := fmt.Sprintf("      .%s (%s, %s)", n, schemaType(sub), req)
+		if d, _ := sub["description"].(string); d != "" {
+			line += ": " + d
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 
@@ -118,9 +150,12 @@ func toolTitle(t mcp.Tool) string {
 func schemaType(p map[string]any) string {
 	t, _ := p["type"].(string)
 	if list, ok := p["type"].([]any); ok {
+		// null only says the argument may be left out, which "optional" already says.
 		var ts []string
 		for _, x := range list {
-			ts = append(ts, fmt.Sprint(x))
+			if x != "null" {
+				ts = append(ts, fmt.Sprint(x))
+			}
 		}
 		t = strings.Join(ts, " or ")
 	}
