@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # start-agent.sh NAME [ARGS...]: run a Data Workers MCP server (or one of its subcommands).
-# start-agent.sh build: build all five servers and the demo into bin/ now, before a client connects.
+# start-agent.sh build: build all five servers into bin/ now, before a client connects.
 #
 # Works from any directory. Rebuilds bin/NAME when any Go source, go.mod/go.sum or embedded config
 # is newer than the binary (build output and a note that the first start is slow go to stderr), then
@@ -21,7 +21,7 @@ usage() {
 	echo "usage: $0 NAME [ARGS...]   or   $0 build" >&2
 	echo "  agents:   ${agents[*]}" >&2
 	echo "  commands: ${commands[*]}" >&2
-	echo "  build:    build all of them into bin/ now (do it before adding the servers to a client)" >&2
+	echo "  build:    build the five agents into bin/ now (do it before adding the servers to a client)" >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -105,10 +105,10 @@ if [[ "$name" == "build" ]]; then
 		usage
 		exit 2
 	fi
-	for n in "${agents[@]}" "${commands[@]}"; do
+	for n in "${agents[@]}"; do
 		ensure_built "$n"
 	done
-	echo "start-agent: bin/ is up to date: ${agents[*]} ${commands[*]}" >&2
+	echo "start-agent: bin/ is up to date: ${agents[*]} (the demo builds when you first run it)" >&2
 	exit 0
 fi
 if [[ -z "$(package_of "$name")" ]]; then
