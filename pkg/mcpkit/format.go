@@ -32,6 +32,9 @@ type summary struct {
 	Verdict string
 	// Failed is set by a result's "failed": true (a blocking gate, a failing monitor).
 	Failed bool
+	// Gate is set for a result that decides whether a change may go ahead (it names its blocking
+	// readers): its failure is reported as "blocked" rather than "failed".
+	Gate bool
 	// Unhealthy is set by "healthy": false (check_connections with a configured backend down).
 	Unhealthy bool
 	Reasons   []string
@@ -53,6 +56,14 @@ type check struct {
 
 func (s summary) blocks() bool { return s.Failed || s.Unhealthy }
 
+// failureWord is what the logs say about a failed verdict: "blocked" for a gate, else "failed".
+func (s summary) failureWord() string {
+	if s.Gate {
+		return "blocked"
+	}
+	return "failed"
+}
+
 // summarize reads a structured result generically: a verdict and failed/healthy flags, reasons,
 // and lists of findings under names shared across tools (incompatibilities, blocking_readers and
 // impact.readers, backends and store, runs or results with a status).
@@ -66,10 +77,14 @@ func summarize(agent, tool string, args map[string]any, raw json.RawMessage) sum
 		s.File = f
 	}
 	s.Failed, _ = m["failed"].(bool)
+	_, s.Gate = m["blocking_readers"]
 	if h, ok := m["healthy"].(bool); ok && !h {
 		s.Unhealthy = true
 	}
 	s.Verdict, _ = m["verdict"].(string)
+	if s.Verdict == "" {
+		s.Verdict, _ = m["summary"].(string)
+	}
 	if s.Verdict == "" {
 		switch {
 		case s.Unhealthy:
@@ -113,10 +128,14 @@ func summarize(agent, tool string, args map[string]any, raw json.RawMessage) sum
 				continue
 			}
 			name := firstNonEmpty(str(it["monitor"]), str(it["name"]), str(it["check"]))
+			if sub := str(it["subject"]); sub != "" {
+				name += " " + sub
+			}
 			if t := str(it["table"]); t != "" && name != t {
 				name += " on " + t
 			}
-			s.Checks = append(s.Checks, check{Name: name, Status: statusOf(st), Message: firstNonEmpty(str(it["error"]), str(it["summary"]), str(it["message"]), st)})
+			msg := firstNonEmpty(str(it["error"]), str(it["why"]), str(it["summary"]), str(it["message"]), st)
+			s.Checks = append(s.Checks, check{Name: name, Status: statusOf(st), Message: msg, Field: str(it["subject"])})
 		}
 	}
 	var owners []string
@@ -274,8 +293,10 @@ func firstNonEmpty(ss ...string) string {
 func (s summary) headline() string {
 	word := "PASS"
 	switch {
-	case s.Failed:
+	case s.Failed && s.Gate:
 		word = "BLOCKED"
+	case s.Failed:
+		word = "FAILED"
 	case s.Unhealthy:
 		word = "UNHEALTHY"
 	}

@@ -66,6 +66,20 @@ type backendStatus struct {
 	Error      string `json:"error,omitempty"`
 }
 
+type qualityResult struct {
+	Check   string `json:"check"`
+	Subject string `json:"subject,omitempty"`
+	Status  string `json:"status"`
+	Why     string `json:"why"`
+}
+
+type qualityOut struct {
+	Table   string          `json:"table"`
+	Failed  bool            `json:"failed"`
+	Summary string          `json:"summary"`
+	Results []qualityResult `json:"results"`
+}
+
 type noIn struct{}
 
 // formatAgent's tools return results shaped like the schema gate's and check_connections', so the
@@ -107,6 +121,12 @@ func formatAgent() Agent {
 				}
 				return h, nil
 			}),
+			Read("quality", "A run_quality_check-shaped run with one failing check.", func(context.Context, noIn) (qualityOut, error) {
+				return qualityOut{Table: "orders", Failed: true, Summary: "1 of 2 checks failed on orders", Results: []qualityResult{
+					{Check: "null_rate", Subject: "amount_cents", Status: "fail", Why: "30% null against 0% in the last 7 runs"},
+					{Check: "volume", Status: "pass", Why: "1200 rows/hour within 900–1500"},
+				}}, nil
+			}),
 			Read("broken", "Always a tool error.", func(context.Context, noIn) (healthOut, error) {
 				return healthOut{}, fmt.Errorf("schema registry not configured: set schema_registry.url")
 			}),
@@ -127,6 +147,7 @@ func TestCallFormatsGolden(t *testing.T) {
 		{"gate-incompatible", "gate", `{"case":"incompatible","schema_file":"` + schema + `"}`, ExitBlocked},
 		{"gate-passes", "gate", `{"case":"passes","schema_file":"` + schema + `"}`, ExitOK},
 		{"unhealthy", "health", `{}`, ExitToolError},
+		{"checks-fail", "quality", `{}`, ExitBlocked},
 		{"tool-error", "broken", `{}`, ExitToolError},
 	}
 	for _, c := range cases {
@@ -166,7 +187,7 @@ func TestCallFormatsGolden(t *testing.T) {
 				if got != string(want) {
 					t.Errorf("%s differs from %s:\n%s", c.name+"/"+format, golden, got)
 				}
-				if c.exit == ExitBlocked && !strings.Contains(errb.String(), `"msg":"blocked"`) {
+				if strings.HasPrefix(c.name, "gate-") && c.exit == ExitBlocked && !strings.Contains(errb.String(), `"msg":"blocked"`) {
 					t.Errorf("stderr does not log blocked: %s", errb.String())
 				}
 				if strings.Contains(out.String(), `"level":"`) {

@@ -362,7 +362,7 @@ func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio I
 	}
 	switch {
 	case s.Failed:
-		e.Logger.Warn("blocked", "tool", name, "verdict", s.Verdict, "exit", ExitBlocked)
+		e.Logger.Warn(s.failureWord(), "tool", name, "verdict", s.Verdict, "exit", ExitBlocked)
 		return ExitBlocked
 	case s.Unhealthy:
 		e.Logger.Warn("unhealthy", "tool", name, "verdict", s.Verdict, "exit", ExitToolError)
