@@ -128,7 +128,10 @@ func formatAgent() Agent {
 				}}, nil
 			}),
 			Read("broken", "Always a tool error.", func(context.Context, noIn) (healthOut, error) {
-				return healthOut{}, fmt.Errorf("schema registry not configured: set schema_registry.url")
+				return healthOut{}, fmt.Errorf("schema registry at 127.0.0.1:9: dial tcp: connection refused")
+			}),
+			Read("unconfigured", "A backend the config leaves out.", func(context.Context, noIn) (healthOut, error) {
+				return healthOut{}, fmt.Errorf("schema registry is not configured: add a schema_registry section (url) to the config")
 			}),
 		}
 	}}
@@ -149,6 +152,7 @@ func TestCallFormatsGolden(t *testing.T) {
 		{"unhealthy", "health", `{}`, ExitToolError},
 		{"checks-fail", "quality", `{}`, ExitBlocked},
 		{"tool-error", "broken", `{}`, ExitToolError},
+		{"not-configured", "unconfigured", `{}`, ExitUsage},
 	}
 	for _, c := range cases {
 		for _, format := range Formats {

@@ -249,6 +249,10 @@ func listTools(ctx context.Context, srv *server.MCPServer, stdio IO) int {
 	return ExitOK
 }
 
+// notConfigured is how every backend says its config section is missing ("kafka is not
+// configured: add a kafka section …"): a config error, exit 2, not a failing backend.
+const notConfigured = " is not configured"
+
 const callUsage = "usage: %s call [--format json|text|markdown|github|junit] TOOL [JSON|-]   (TOOL --help lists its arguments)\n"
 
 // callArgs are `call`'s own arguments; --format and --help may come before or after the tool.
@@ -350,7 +354,7 @@ func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio I
 		msg := strings.Join(text, "\n")
 		writeFormattedError(stdio.Out, c.format, agent, name, msg)
 		fmt.Fprintf(stdio.Err, "%s call %s: %s\n", agent, name, msg)
-		if strings.HasPrefix(msg, "invalid arguments for ") {
+		if strings.HasPrefix(msg, "invalid arguments for ") || strings.Contains(msg, notConfigured) {
 			return ExitUsage
 		}
 		return ExitToolError
