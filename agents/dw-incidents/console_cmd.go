@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os/signal"
 	"syscall"
 
@@ -15,11 +17,22 @@ import (
 
 // consoleCommand serves the approver's web page on loopback until interrupted.
 func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
+	const usage = "usage: dw-incidents console [--addr 127.0.0.1:8765]\n\n" +
+		"Serve the approver console on a loopback address until Ctrl-C: sign in with your approver name and\n" +
+		"token, then decide requests, stop or resume all dispatch, set an incident's severity or status,\n" +
+		"settle an interrupted action and read receipts.\n"
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
+	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "127.0.0.1:8765", "loopback address to listen on")
-	if fs.Parse(args) != nil || fs.NArg() > 0 {
-		fmt.Fprintln(stdio.Err, "usage: dw-incidents console [--addr 127.0.0.1:8765]")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdio.Out, usage)
+			return mcpkit.ExitOK
+		}
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "dw-incidents console: %v\n", err)
+		}
+		fmt.Fprint(stdio.Err, usage)
 		return mcpkit.ExitUsage
 	}
 	if err := console.CheckLoopback(*addr); err != nil {
@@ -38,7 +51,7 @@ func consoleCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio m
 		return fail(stdio, mcpkit.ExitUsage, err)
 	}
 	srv, err := console.New(console.Sources{Approvals: svc, Receipts: chain, Incidents: incidents.New(st, env.Now),
-		Graph: graph.New(st, env.Now), Store: st}, env.Now)
+		Graph: graph.New(st, env.Now), Store: st, Actions: executor(st, env, svc), Config: env.Config}, env.Now)
 	if err != nil {
 		return fail(stdio, mcpkit.ExitUsage, err)
 	}

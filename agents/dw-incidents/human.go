@@ -288,16 +288,7 @@ The approver's token comes from DW_APPROVER_TOKEN or --token-file; its SHA-256 m
 
 // statusCommand sets an incident's status as a person's judgement.
 func statusCommand(ctx context.Context, env *mcpkit.Env, args []string, stdio mcpkit.IO) int {
-	valid := func(status string) error {
-		switch status {
-		case incidents.StatusAcknowledged, incidents.StatusInvestigating, incidents.StatusMitigated, incidents.StatusFalsePositive, incidents.StatusExpected:
-			return nil
-		case incidents.StatusResolved:
-			return errors.New("resolved comes from verify_incident, when the incident's checks pass; a person can mark it mitigated, false_positive or expected")
-		}
-		return fmt.Errorf("status %q: use acknowledged, investigating, mitigated, false_positive or expected", status)
-	}
-	d, code := parseDecision(ctx, env, "status", statusUsage, "why (recorded on the incident's timeline)", true, valid, args, stdio)
+	d, code := parseDecision(ctx, env, "status", statusUsage, "why (recorded on the incident's timeline)", true, incidents.CheckPersonStatus, args, stdio)
 	if code != mcpkit.ExitOK {
 		return code
 	}

@@ -4,5 +4,6 @@ package main
 import "github.com/dataworkers/dw/pkg/mcpkit"
 
 func main() {
-	mcpkit.Main(mcpkit.Agent{Name: "dw-incidents", Instructions: instructions, Tools: tools, Commands: humanCommands()})
+	mcpkit.Main(mcpkit.Agent{Name: "dw-incidents", Instructions: instructions, Tools: tools, Commands: humanCommands(),
+		Prompts: prompts, Resources: resources})
 }

@@ -36,7 +36,7 @@ type runMonitorsResult struct {
 	Ran     int          `json:"ran"`
 	NotDue  int          `json:"not_due"`
 	Failing int          `json:"failing" jsonschema:"Monitors that failed or could not run"`
-	// Failed makes `dw-quality call run_monitors` exit 1 for cron and CI.
+	// Failed makes `dw-quality call run_monitors` exit 100 for cron and CI.
 	Failed bool `json:"failed" jsonschema:"true when any monitor failed or could not run"`
 }
 
@@ -44,7 +44,7 @@ func runMonitors(d *deps) mcpkit.Tool {
 	return mcpkit.Write("run_monitors",
 		"Run the quality monitors declared in the config (monitors:) whose cron schedule says they are due, or all with force. "+
 			"Each runs like run_quality_check and is recorded; failed is true when any monitor fails or cannot run, so "+
-			"`dw-quality call run_monitors` exits 1 in cron or CI.",
+			"`dw-quality call run_monitors` exits 100 in cron or CI.",
 		func(ctx context.Context, p runMonitorsParams) (runMonitorsResult, error) {
 			out := runMonitorsResult{Runs: []monitorRun{}}
 			mons, err := selectMonitors(d.env.Config.Monitors, p.Names)

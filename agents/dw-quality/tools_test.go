@@ -184,7 +184,7 @@ func TestRunMonitorsRunsDueOnesAndFailsTheGate(t *testing.T) {
 }
 
 // TestCallRunMonitorsExitsOneWhenAMonitorFails is the cron/CI contract: `dw-quality call
-// run_monitors` exits 1 when any monitor fails, 0 when all pass.
+// run_monitors` exits 100 (mcpkit.ExitBlocked) when any monitor fails, 0 when all pass.
 func TestCallRunMonitorsExitsOneWhenAMonitorFails(t *testing.T) {
 	dir := t.TempDir()
 	whPath := filepath.Join(dir, "warehouse.db")
@@ -200,7 +200,7 @@ func TestCallRunMonitorsExitsOneWhenAMonitorFails(t *testing.T) {
 	for _, c := range []struct {
 		rule string
 		exit int
-	}{{"amount < 0", mcpkit.ExitToolError}, {"amount > 1000", mcpkit.ExitOK}} {
+	}{{"amount < 0", mcpkit.ExitBlocked}, {"amount > 1000", mcpkit.ExitOK}} {
 		cfg := filepath.Join(dir, "dw.yaml")
 		yaml := "store: {path: " + filepath.Join(dir, "dw.db") + "}\nwarehouse: {engine: sqlite, dsn: " + whPath + "}\n" +
 			"monitors:\n  - name: orders-" + strings.Fields(c.rule)[1] + "\n    table: orders\n    timestamp_column: created_at\n    checks: [custom]\n    schedule: '@hourly'\n" +

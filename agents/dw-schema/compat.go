@@ -60,8 +60,8 @@ type checkCompatibilityResult struct {
 	LevelSource string `json:"level_source"`
 	Policy      string `json:"policy"`
 	Compatible  bool   `json:"compatible"`
-	// Failed is !Compatible, so `dw-schema call check_compatibility` exits 1 on an incompatible
-	// verdict.
+	// Failed is !Compatible, so `dw-schema call check_compatibility` exits 100 (a failing verdict)
+	// on an incompatible one.
 	Failed bool `json:"failed"`
 	// AlreadyRegistered is the version the proposed schema already is; Note says what that means.
 	AlreadyRegistered int    `json:"already_registered_as_version,omitempty"`
@@ -235,7 +235,7 @@ func checkCompatibility(d *deps) mcpkit.Tool {
 	return mcpkit.Read("check_compatibility",
 		"Judge a proposed schema against a subject exactly as Schema Registry would (its level: NONE, BACKWARD(_TRANSITIVE), FORWARD(_TRANSITIVE), FULL(_TRANSITIVE); "+
 			"its compatibilityGroup and LOGICAL policy; Avro, Protobuf, JSON Schema drafts 4 to 2020-12), with one message per incompatibility. Live against the registry (its own verdict shown beside ours), or offline against earlier_versions for CI. "+
-			"A schema already registered is judged against the versions before it. Sets failed=true when incompatible, so `dw-schema call check_compatibility` exits 1. "+
+			"A schema already registered is judged against the versions before it. Sets failed=true when incompatible, so `dw-schema call check_compatibility` exits 100. "+
 			"Compatible is not safe: follow with assess_impact.",
 		func(ctx context.Context, p checkCompatibilityParams) (checkCompatibilityResult, error) {
 			j, err := d.judgeGroup(ctx, p.Subject, schemaInput{Text: p.Schema, File: p.SchemaFile, Type: p.SchemaType, Refs: p.References}, p.Level, p.Policy, p.EarlierVersions,

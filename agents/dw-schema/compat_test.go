@@ -130,9 +130,9 @@ func TestCheckCompatibilityAppliesLogicalToJSONSchema(t *testing.T) {
 	}
 }
 
-// `call check_compatibility` exits 1 on an incompatible verdict (failed: true) and 0 on a
-// compatible one, so a script can gate on it; the result names the rule set.
-func TestCallCheckCompatibilityExitsOneWhenIncompatible(t *testing.T) {
+// `call check_compatibility` exits 100 (a failing verdict) on an incompatible verdict (failed: true)
+// and 0 on a compatible one, so a script can gate on it; the result names the rule set.
+func TestCallCheckCompatibilityExitsBlockedWhenIncompatible(t *testing.T) {
 	home := t.TempDir()
 	cfg := writeConfig(t, home, "")
 	earlier := []any{map[string]any{"version": 11, "file": v11File}}
@@ -145,7 +145,7 @@ func TestCallCheckCompatibilityExitsOneWhenIncompatible(t *testing.T) {
 	}
 	bad := strings.Replace(readFile(t, v12File), `"name": "status_code", "type": "int"`, `"name": "status_code", "type": "string"`, 1)
 	code, res, stderr = runCall(t, cfg, "check_compatibility", map[string]any{"schema": bad, "earlier_versions": earlier})
-	if code != mcpkit.ExitToolError || res["failed"] != true || res["compatible"] != false {
+	if code != mcpkit.ExitBlocked || res["failed"] != true || res["compatible"] != false {
 		t.Fatalf("incompatible: exit %d, %v, %s", code, res, stderr)
 	}
 }

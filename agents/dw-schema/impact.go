@@ -164,7 +164,7 @@ type checkSchemaChangeResult struct {
 func checkSchemaChange(d *deps) mcpkit.Tool {
 	return mcpkit.Read("check_schema_change",
 		"The CI gate for a schema change (e.g. a pull request's .avsc): registry compatibility plus downstream impact under a policy of which reader severities block. "+
-			"Sets failed=true when it blocks, so `dw-schema call check_schema_change` exits 1. Works without a registry when given earlier_versions.",
+			"Sets failed=true when it blocks, so `dw-schema call check_schema_change` exits 100. Works without a registry when given earlier_versions.",
 		func(ctx context.Context, p checkSchemaChangeParams) (checkSchemaChangeResult, error) {
 			blockOn, err := gate.ParseBlockOn(p.BlockOn)
 			if err != nil {

@@ -4,5 +4,5 @@ package main
 import "github.com/dataworkers/dw/pkg/mcpkit"
 
 func main() {
-	mcpkit.Main(mcpkit.Agent{Name: "dw-schema", Instructions: instructions, Tools: tools})
+	mcpkit.Main(mcpkit.Agent{Name: "dw-schema", Instructions: instructions, Tools: tools, Prompts: prompts})
 }

@@ -275,7 +275,7 @@ func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
 
 	// The producer's CI, no registry: v12 from the pull request is blocked.
 	code, res, stderr := runCall(t, cfg, "check_schema_change", map[string]any{"subject": "api-usage-value", "schema_file": v12File, "earlier_versions": earlier})
-	if code != mcpkit.ExitToolError || res["failed"] != true {
+	if code != mcpkit.ExitBlocked || res["failed"] != true {
 		t.Fatalf("exit %d, result %v, stderr %s", code, res, stderr)
 	}
 	// The restoring version passes the same gate.
@@ -290,7 +290,7 @@ func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
 	// Blocking only on critical still blocks (the Stripe DAG and sink are critical); blocking only
 	// on a severity no broken reader has lets it through, with the broken readers listed.
 	code, res, _ = runCall(t, cfg, "check_schema_change", map[string]any{"subject": "api-usage-value", "schema_file": v12File, "earlier_versions": earlier, "block_on": []string{"critical"}})
-	if code != mcpkit.ExitToolError {
+	if code != mcpkit.ExitBlocked {
 		t.Fatalf("block_on critical: exit %d %v", code, res["reasons"])
 	}
 	code, res, _ = runCall(t, cfg, "check_schema_change", map[string]any{"subject": "api-usage-value", "schema_file": v12File, "earlier_versions": earlier, "block_on": []string{"medium"}})
@@ -300,7 +300,7 @@ func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
 	// An incompatible change blocks whatever the readers.
 	bad := strings.Replace(readFile(t, v12File), `"name": "status_code", "type": "int"`, `"name": "status_code", "type": "string"`, 1)
 	code, res, _ = runCall(t, cfg, "check_schema_change", map[string]any{"subject": "api-usage-value", "schema": bad, "earlier_versions": earlier, "block_on": []string{"low"}})
-	if code != mcpkit.ExitToolError || res["verdict"] != "incompatible" {
+	if code != mcpkit.ExitBlocked || res["verdict"] != "incompatible" {
 		t.Fatalf("incompatible: exit %d %v", code, res)
 	}
 }

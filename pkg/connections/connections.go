@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,6 +171,13 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 			return s
 		}
 		endpoint, timeout = w.Engine+": "+redactDSN(w.DSN), w.StatementTimeout
+		if w.Engine == "sqlite" && strings.HasPrefix(cfg.Source, "embedded:") && !fileExists(w.DSN) {
+			// The embedded default's local warehouse exists once data is loaded into it: on a new
+			// machine that is not a fault, and nothing can be probed yet.
+			s.Configured, s.Endpoint = true, endpoint
+			s.Note = "the default local warehouse has no file yet at " + w.DSN + ": load data into it, or set warehouse in your config"
+			return s
+		}
 		check = func(ctx context.Context) error { return warehouse.Ping(ctx, w) }
 	case DBTManifest:
 		if cfg.DBT == nil || cfg.DBT.ManifestPath == "" {
@@ -301,4 +309,9 @@ func redactDSN(dsn string) string {
 		}
 	}
 	return dsn
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,7 +1,8 @@
 // Package console is the approver's web page: a local HTTP server on 127.0.0.1 where a named approver
 // signs in with their token, sees the incidents (open first) with their timeline, the blast radius of
 // each incident's asset and its remediation plan with every payload shown readably, approves or
-// rejects the proposals, and reads receipts. It is the human side: nothing here is reachable through MCP.
+// rejects the proposals, sets an incident's severity and status, turns the org-wide stop on and off,
+// settles actions a crashed process left running, and reads receipts rendered from their Markdown. It is the human side: nothing here is reachable through MCP.
 package console
 
 import (
@@ -23,9 +24,11 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -41,6 +44,11 @@ type Sources struct {
 	Graph     *graph.Graph
 	// Store holds the remediation plans.
 	Store *store.Store
+	// Actions settles interrupted actions; nil hides that page.
+	Actions *remediation.Executor
+	// Config, when given, is checked for approvers: with none, the console says so instead of a
+	// sign-in form nobody can pass.
+	Config *config.Config
 }
 
 // Server serves the console.
@@ -50,9 +58,12 @@ type Server struct {
 	incidents *incidents.Store
 	graph     *graph.Graph
 	st        *store.Store
-	now       func() time.Time
-	tmpl      *template.Template
-	ttl       time.Duration
+	// actionsExec settles interrupted actions (nil: not offered).
+	actionsExec *remediation.Executor
+	noApprovers bool
+	now         func() time.Time
+	tmpl        *template.Template
+	ttl         time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]session
@@ -80,6 +91,7 @@ func New(src Sources, now func() time.Time) (*Server, error) {
 		return nil, err
 	}
 	return &Server{approvals: src.Approvals, receipts: src.Receipts, incidents: src.Incidents, graph: src.Graph, st: src.Store,
+		actionsExec: src.Actions, noApprovers: src.Config != nil && !hasApprovers(src.Config),
 		now: now, tmpl: tmpl, ttl: 8 * time.Hour, sessions: map[string]session{}}, nil
 }
 
@@ -110,6 +122,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /requests/{id}/decide", s.authed(s.decide))
 	mux.HandleFunc("GET /receipts/{seq}", s.authed(s.receipt))
 	mux.HandleFunc("GET /incidents/{id}", s.authed(s.incident))
+	mux.HandleFunc("POST /incidents/{id}/severity", s.authed(s.setSeverity))
+	mux.HandleFunc("POST /incidents/{id}/status", s.authed(s.setStatus))
+	mux.HandleFunc("POST /stop", s.authed(s.setStop(true)))
+	mux.HandleFunc("POST /resume", s.authed(s.setStop(false)))
+	mux.HandleFunc("GET /actions", s.authed(s.actions))
+	mux.HandleFunc("POST /actions/{id}/settle", s.authed(s.settle))
 	return s.guard(mux)
 }
 
@@ -170,14 +188,23 @@ func (s *Server) render(w http.ResponseWriter, name string, data map[string]any)
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "login.html", map[string]any{"Error": r.URL.Query().Get("error")})
+	s.render(w, "login.html", map[string]any{"Error": r.URL.Query().Get("error"), "NoApprovers": s.noApprovers})
 }
+
+// signInRefused is the one answer to a failed sign-in: whether the name exists is not told to
+// whoever is trying names.
+const signInRefused = "Sign-in refused: that name and token do not match an approver of this console."
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	name, token := strings.TrimSpace(r.FormValue("approver")), r.FormValue("token")
+	if s.noApprovers {
+		w.WriteHeader(http.StatusForbidden)
+		s.render(w, "login.html", map[string]any{"NoApprovers": true})
+		return
+	}
 	if err := s.approvals.Authenticate(name, token); err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
-		s.render(w, "login.html", map[string]any{"Error": "Sign-in refused: " + err.Error()})
+		s.render(w, "login.html", map[string]any{"Error": signInRefused})
 		return
 	}
 	id := randomHex(32)
@@ -243,8 +270,18 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request, sess session) {
 		}
 		incs = append(open, closed...)
 	}
+	var interrupted int
+	if s.actionsExec != nil {
+		list, err := s.actionsExec.Interrupted(ctx)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		interrupted = len(list)
+	}
 	s.render(w, "index.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "Pending": pending, "Decided": decided,
-		"Stop": stop, "Receipts": rs, "Flash": r.URL.Query().Get("flash"), "ShowIncidents": s.incidents != nil, "Incidents": incs})
+		"Stop": stop, "Receipts": rs, "Flash": r.URL.Query().Get("flash"), "Error": r.URL.Query().Get("error"),
+		"ShowIncidents": s.incidents != nil, "Incidents": incs, "ShowActions": s.actionsExec != nil, "Interrupted": interrupted})
 }
 
 func pathID(r *http.Request, key string) (int64, error) {
@@ -302,7 +339,21 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request, sess session) {
 	}
 	var body any
 	_ = json.Unmarshal(rc.Body, &body)
-	s.render(w, "receipt.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": rc, "Body": body})
+	html, err := receiptHTML(rc)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.render(w, "receipt.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": rc, "Body": body, "HTML": html})
+}
+
+func hasApprovers(cfg *config.Config) bool {
+	for _, d := range cfg.Domains {
+		if len(d.Approvers) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Serve listens on addr (loopback only) until ctx ends.

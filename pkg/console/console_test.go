@@ -169,7 +169,7 @@ func TestAnApproverSignsInSeesTheFourProposalsAndApprovesThemInChromium(t *testi
 	}
 	// A wrong token is refused.
 	signIn("not-the-token", "#error")
-	if errText := text("#error"); !strings.Contains(errText, "wrong token") {
+	if errText := text("#error"); !strings.Contains(errText, "do not match an approver") {
 		t.Fatalf("login error %q", errText)
 	}
 

@@ -53,7 +53,9 @@ func (s *Server) incident(w http.ResponseWriter, r *http.Request, sess session) 
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	data := map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "I": inc, "Open": incidents.IsOpen(inc.Status)}
+	data := map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "I": inc, "Open": incidents.IsOpen(inc.Status),
+		"Severities": []string{"sev1", "sev2", "sev3", "sev4"}, "Statuses": incidents.PersonStatuses,
+		"Flash": r.URL.Query().Get("flash"), "Error": r.URL.Query().Get("error")}
 	// The blast radius is read live from the context graph; a graph that does not know the asset is
 	// said so on the page, not hidden.
 	if s.graph != nil {

@@ -10,8 +10,10 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +65,9 @@ type Agent struct {
 	Tools        func(*Env) []Tool
 	// Commands are extra subcommands for people (e.g. dw-incidents approvals); never MCP tools.
 	Commands map[string]Command
+	// Prompts and Resources, when set, are the agent's MCP prompts and resource kinds.
+	Prompts   func(*Env) []Prompt
+	Resources func(*Env) []ResourceKind
 }
 
 // Command is a human-only subcommand. It returns the process exit code.
@@ -74,11 +79,17 @@ type IO struct {
 	Out, Err io.Writer
 }
 
-// Exit codes of every binary.
+// Exit codes of every binary. A CI step tells the four apart without reading the output.
 const (
-	ExitOK        = 0
+	// ExitOK: the call succeeded and its verdict (if any) passes.
+	ExitOK = 0
+	// ExitToolError: the tool failed, or a configured backend does not answer ("healthy": false).
 	ExitToolError = 1
-	ExitUsage     = 2
+	// ExitUsage: bad arguments, flags or config.
+	ExitUsage = 2
+	// ExitBlocked: the call succeeded and its verdict fails ("failed": true): a blocking schema
+	// gate, a failing monitor. 100, as `buf breaking` uses, so it never collides with a shell's codes.
+	ExitBlocked = 100
 )
 
 // Main runs the agent with the process's arguments, environment and streams, then exits.
@@ -88,7 +99,7 @@ func Main(a Agent) {
 
 type flags struct {
 	config, tools, exclude, logLevel string
-	readOnly                         bool
+	readOnly, version                bool
 }
 
 // Run is Main without the process: testable, and what `call` and the stdio server share.
@@ -101,9 +112,12 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	fs.StringVar(&f.tools, "tools", envOr(env, "DW_TOOLS", ""), "comma-separated tools to expose (env DW_TOOLS; default all)")
 	fs.StringVar(&f.exclude, "exclude-tools", envOr(env, "DW_EXCLUDE_TOOLS", ""), "comma-separated tools to hide (env DW_EXCLUDE_TOOLS)")
 	fs.StringVar(&f.logLevel, "log-level", envOr(env, "DW_LOG_LEVEL", "info"), "debug, info, warn or error (env DW_LOG_LEVEL); logs go to stderr")
-	fs.Usage = func() { usage(stdio.Err, a, fs) }
+	fs.BoolVar(&f.version, "version", false, "print the version and commit, then exit (also -V)")
+	fs.BoolVar(&f.version, "V", false, "same as --version")
+	fs.Usage = func() { fmt.Fprintf(stdio.Err, "run `%s --help` for the commands and flags\n", a.Name) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdio.Out, a, fs)
 			return ExitOK
 		}
 		return ExitUsage
@@ -113,8 +127,8 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
-	if cmd == "version" {
-		fmt.Fprintf(stdio.Out, "%s %s\n", a.Name, version.Version)
+	if f.version || cmd == "version" {
+		fmt.Fprintf(stdio.Out, "%s %s\n", a.Name, versionLine())
 		return ExitOK
 	}
 	if cmd == "help" {
@@ -142,17 +156,24 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
 		return ExitUsage
 	}
-	srv := NewServer(tools, ServerOptions{
+	o := ServerOptions{
 		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
 		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall,
-	})
+	}
+	if a.Prompts != nil {
+		o.Prompts = a.Prompts(e)
+	}
+	if a.Resources != nil {
+		o.Resources = a.Resources(e)
+	}
+	srv, resources := newServer(tools, o)
 	switch cmd {
 	case "serve":
-		return serve(ctx, srv, e, stdio)
+		return serve(ctx, srv, resources, e, stdio)
 	case "tools":
 		return listTools(ctx, srv, stdio)
 	case "call":
-		return callTool(ctx, srv, rest, stdio, a.Name)
+		return callTool(ctx, srv, rest, stdio, a.Name, e)
 	default:
 		fmt.Fprintf(stdio.Err, "%s: unknown command %q\n", a.Name, cmd)
 		usage(stdio.Err, a, fs)
@@ -198,9 +219,14 @@ func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome 
 	}
 }
 
-func serve(ctx context.Context, srv *server.MCPServer, e *Env, stdio IO) int {
+// resourceWatchInterval is how often a serving agent re-lists its resources, so changes made by
+// the other processes sharing the store reach its clients as list_changed notifications.
+const resourceWatchInterval = 10 * time.Second
+
+func serve(ctx context.Context, srv *server.MCPServer, resources *resourceSet, e *Env, stdio IO) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	go resources.watch(ctx, resourceWatchInterval)
 	ss := server.NewStdioServer(srv)
 	ss.SetErrorLogger(log.New(stdio.Err, "", 0))
 	e.Logger.Debug("serving on stdio")
@@ -223,30 +249,87 @@ func listTools(ctx context.Context, srv *server.MCPServer, stdio IO) int {
 	return ExitOK
 }
 
-func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio IO, agent string) int {
-	if len(args) < 1 || len(args) > 2 {
-		fmt.Fprintf(stdio.Err, "usage: %s call TOOL [JSON|-]\n", agent)
+// notConfigured is how every backend says its config section is missing ("kafka is not
+// configured: add a kafka section …"): a config error, exit 2, not a failing backend.
+const notConfigured = " is not configured"
+
+const callUsage = "usage: %s call [--format json|text|markdown|github|junit] TOOL [JSON|-]   (TOOL --help lists its arguments)\n"
+
+// callArgs are `call`'s own arguments; --format and --help may come before or after the tool.
+type callArgs struct {
+	format, tool, raw string
+	help              bool
+}
+
+func parseCallArgs(args []string) (callArgs, error) {
+	c := callArgs{format: "json", raw: "{}"}
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			c.help = true
+		case a == "--format" || a == "-format":
+			if i+1 >= len(args) {
+				return c, errors.New("--format needs a value")
+			}
+			i++
+			c.format = args[i]
+		case strings.HasPrefix(a, "--format=") || strings.HasPrefix(a, "-format="):
+			c.format = a[strings.Index(a, "=")+1:]
+		default:
+			pos = append(pos, a)
+		}
+	}
+	if !slices.Contains(Formats, c.format) {
+		return c, fmt.Errorf("unknown --format %q: use %s", c.format, strings.Join(Formats, ", "))
+	}
+	if len(pos) == 0 && c.help {
+		return c, nil
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return c, errors.New("give one tool and at most one JSON object of arguments")
+	}
+	c.tool = pos[0]
+	if len(pos) == 2 {
+		c.raw = pos[1]
+	}
+	return c, nil
+}
+
+func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio IO, agent string, e *Env) int {
+	c, err := parseCallArgs(args)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "%s call: %v\n", agent, err)
+		fmt.Fprintf(stdio.Err, callUsage, agent)
 		return ExitUsage
 	}
-	name, raw := args[0], "{}"
-	if len(args) == 2 {
-		raw = args[1]
-		if raw == "-" {
-			b, err := io.ReadAll(stdio.In)
-			if err != nil {
-				fmt.Fprintf(stdio.Err, "%s call: read stdin: %v\n", agent, err)
-				return ExitUsage
-			}
-			raw = string(b)
+	if c.tool == "" {
+		fmt.Fprintf(stdio.Out, callUsage, agent)
+		return ExitOK
+	}
+	name := c.tool
+	st := srv.GetTool(name)
+	if st == nil {
+		fmt.Fprintf(stdio.Err, "%s call: unknown or disabled tool %q (run `%s tools` to list them)\n", agent, name, agent)
+		return ExitUsage
+	}
+	if c.help {
+		writeToolHelp(stdio.Out, agent, st.Tool)
+		return ExitOK
+	}
+	raw := c.raw
+	if raw == "-" {
+		b, err := io.ReadAll(stdio.In)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "%s call: read stdin: %v\n", agent, err)
+			return ExitUsage
 		}
+		raw = string(b)
 	}
 	var arguments map[string]any
 	if err := json.Unmarshal([]byte(raw), &arguments); err != nil {
-		fmt.Fprintf(stdio.Err, "%s call %s: arguments must be a JSON object: %v\n", agent, name, err)
-		return ExitUsage
-	}
-	if srv.GetTool(name) == nil {
-		fmt.Fprintf(stdio.Err, "%s call: unknown or disabled tool %q (run `%s tools` to list them)\n", agent, name, agent)
+		fmt.Fprintf(stdio.Err, "%s call %s: arguments must be a JSON object: %v (run `%s call %s --help` for its arguments)\n", agent, name, err, agent, name)
 		return ExitUsage
 	}
 	raw2, rpcErr := rpc(ctx, srv, "tools/call", map[string]any{"name": name, "arguments": arguments})
@@ -269,15 +352,24 @@ func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio I
 			text = append(text, c.Text)
 		}
 		msg := strings.Join(text, "\n")
-		writeJSON(stdio.Out, map[string]any{"isError": true, "error": msg})
+		writeFormattedError(stdio.Out, c.format, agent, name, msg)
 		fmt.Fprintf(stdio.Err, "%s call %s: %s\n", agent, name, msg)
+		if strings.HasPrefix(msg, "invalid arguments for ") || strings.Contains(msg, notConfigured) {
+			return ExitUsage
+		}
 		return ExitToolError
 	}
-	writeJSON(stdio.Out, res.StructuredContent)
-	var verdict struct {
-		Failed bool `json:"failed"`
+	s := summarize(agent, name, arguments, res.StructuredContent)
+	if err := writeFormatted(stdio.Out, c.format, s, res.StructuredContent, e.Getenv); err != nil {
+		fmt.Fprintf(stdio.Err, "%s call %s: %v\n", agent, name, err)
+		return ExitToolError
 	}
-	if json.Unmarshal(res.StructuredContent, &verdict) == nil && verdict.Failed {
+	switch {
+	case s.Failed:
+		e.Logger.Warn(s.failureWord(), "tool", name, "verdict", s.Verdict, "exit", ExitBlocked)
+		return ExitBlocked
+	case s.Unhealthy:
+		e.Logger.Warn("unhealthy", "tool", name, "verdict", s.Verdict, "exit", ExitToolError)
 		return ExitToolError
 	}
 	return ExitOK
@@ -334,11 +426,13 @@ func usage(w io.Writer, a Agent, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Usage: %s [flags] [command]\n\nCommands:\n", a.Name)
 	fmt.Fprintf(w, "  serve              serve MCP on stdio (the default)\n")
 	fmt.Fprintf(w, "  tools              print the enabled tools with their schemas as JSON\n")
-	fmt.Fprintf(w, "  call TOOL [JSON|-] call one tool; result JSON on stdout; exit 0 ok, 1 tool error or failed verdict, 2 usage/config error\n")
-	fmt.Fprintf(w, "  version            print the version\n")
-	for name := range a.Commands {
+	fmt.Fprintf(w, "  call TOOL [JSON|-] call one tool; the result on stdout (--format json, text, markdown, github or junit);\n")
+	fmt.Fprintf(w, "                     `call TOOL --help` lists its arguments\n")
+	fmt.Fprintf(w, "  version            print the version and commit (also --version, -V)\n")
+	for _, name := range slices.Sorted(maps.Keys(a.Commands)) {
 		fmt.Fprintf(w, "  %-18s see `%s %s --help`\n", name, a.Name, name)
 	}
+	fmt.Fprintf(w, "\nExit codes: 0 ok, 1 tool error or unreachable backend, 2 usage or config error, %d the verdict blocks or fails.\n", ExitBlocked)
 	fmt.Fprintf(w, "\nFlags (before the command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()

@@ -153,12 +153,12 @@ func TestCallExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{"failed verdict", []string{"call", "gate_table", `{"table":"bad"}`}, ExitToolError, `"failed": true`},
+		{"failed verdict", []string{"call", "gate_table", `{"table":"bad"}`}, ExitBlocked, `"failed": true`},
 		{"tool error", []string{"call", "record_note", `{"table":"x"}`}, ExitToolError, "backend not configured"},
-		{"missing required", []string{"call", "echo_table", `{}`}, ExitToolError, "missing property 'table'"},
-		{"unknown argument", []string{"call", "echo_table", `{"table":"x","tabel":"y"}`}, ExitToolError, "'tabel' not allowed"},
-		{"wrong type", []string{"call", "echo_table", `{"table":"x","limit":"ten"}`}, ExitToolError, "/limit"},
-		{"bad enum", []string{"call", "echo_table", `{"table":"x","mode":"turbo"}`}, ExitToolError, "/mode"},
+		{"missing required", []string{"call", "echo_table", `{}`}, ExitUsage, "missing property 'table'"},
+		{"unknown argument", []string{"call", "echo_table", `{"table":"x","tabel":"y"}`}, ExitUsage, "'tabel' not allowed"},
+		{"wrong type", []string{"call", "echo_table", `{"table":"x","limit":"ten"}`}, ExitUsage, "/limit"},
+		{"bad enum", []string{"call", "echo_table", `{"table":"x","mode":"turbo"}`}, ExitUsage, "/mode"},
 		{"panic", []string{"call", "explode", `{"table":"x"}`}, ExitToolError, "internal error in explode: kaboom"},
 		{"not JSON", []string{"call", "echo_table", `{table}`}, ExitUsage, ""},
 		{"unknown tool", []string{"call", "nope"}, ExitUsage, ""},

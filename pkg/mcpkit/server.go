@@ -64,12 +64,22 @@ type ServerOptions struct {
 	Redact func(string) string
 	// Record, when set, is told about every call.
 	Record CallRecorder
+	// Prompts and Resources are the agent's MCP prompts and resource kinds (may be empty).
+	Prompts   []Prompt
+	Resources []ResourceKind
 }
 
 // NewServer builds the MCP server every agent serves: recovery, input and output schema validation,
 // request logs on the given (stderr) logger, secret scrubbing and the audit hook.
 func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
+	s, _ := newServer(tools, o)
+	return s
+}
+
+// newServer is NewServer plus the resource list, which serve keeps up to date.
+func newServer(tools []Tool, o ServerOptions) (*server.MCPServer, *resourceSet) {
 	o.Logger = RedactingLogger(o.Logger, o.Redact)
+	var rs *resourceSet // set below; the hooks run only after the server is built
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
@@ -77,6 +87,7 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 		// server's own validator and the same path for `call`.
 		server.WithOutputSchemaValidation(),
 		server.WithToolHandlerMiddleware(auditMiddleware(o)),
+		server.WithToolHandlerMiddleware(zeroTimeMiddleware(tools)),
 	}
 	if o.Logger != nil {
 		opts = append(opts, server.WithLogger(o.Logger))
@@ -84,13 +95,48 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 	if o.Instructions != "" {
 		opts = append(opts, server.WithInstructions(o.Instructions))
 	}
+	if len(o.Prompts) > 0 {
+		opts = append(opts, server.WithPromptCapabilities(false))
+	}
+	if len(o.Resources) > 0 {
+		// The list follows the store: list it when asked, after a call that may change it.
+		kinds := make(map[string]Kind, len(tools))
+		for _, t := range tools {
+			kinds[t.Def.Name] = t.Kind
+		}
+		hooks := &server.Hooks{}
+		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { rs.refresh(ctx) })
+		hooks.AddAfterCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest, _ any) {
+			if kinds[req.Params.Name] != KindRead {
+				rs.refresh(context.WithoutCancel(ctx))
+			}
+		})
+		opts = append(opts, server.WithResourceCapabilities(false, true), server.WithHooks(hooks))
+	}
 	s := server.NewMCPServer(o.Name, o.Version, opts...)
 	st := make([]server.ServerTool, len(tools))
 	for i, t := range tools {
 		st[i] = server.ServerTool{Tool: t.Def, Handler: t.Handler}
 	}
 	s.AddTools(st...)
-	return s
+	addPrompts(s, o.Prompts, o.Redact)
+	rs = addResources(s, o.Resources, o.Logger, o.Redact)
+	return s, rs
+}
+
+// zeroTimeMiddleware drops unset times from every tool's result (see omitZeroTimes).
+func zeroTimeMiddleware(tools []Tool) server.ToolHandlerMiddleware {
+	schemas := make(map[string]map[string]any, len(tools))
+	for _, t := range tools {
+		schemas[t.Def.Name] = outputSchemaMap(t.Def)
+	}
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := next(ctx, req)
+			omitZeroTimes(res, schemas[req.Params.Name])
+			return res, err
+		}
+	}
 }
 
 // auditMiddleware scrubs secrets from every result (error or not) and records every call. It hands

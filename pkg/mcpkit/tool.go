@@ -95,6 +95,9 @@ func define[In, Out any](kind Kind, name, description string, fn func(context.Co
 	for _, o := range opts {
 		o(&def)
 	}
+	if def.Title == "" {
+		Title(titleFromName(name))(&def)
+	}
 	def.RawInputSchema = normalizeRaw(def.RawInputSchema)
 	if out := def.OutputSchema.Properties; out != nil {
 		normalizeSchema(map[string]any{"properties": out}) // edits the map in place

@@ -117,7 +117,7 @@ type Report struct {
 	TimestampColumn string        `json:"timestamp_column,omitempty"`
 	Window          Window        `json:"window"`
 	Status          Status        `json:"status" jsonschema:"The worst result: pass, warn or fail"`
-	Failed          bool          `json:"failed" jsonschema:"true when any check failed (makes dw-quality call exit 1)"`
+	Failed          bool          `json:"failed" jsonschema:"true when any check failed (makes dw-quality call exit 100)"`
 	Summary         string        `json:"summary"`
 	Results         []Result      `json:"results"`
 	Queries         int           `json:"queries" jsonschema:"Warehouse queries this run sent (constraints answer some checks without one)"`

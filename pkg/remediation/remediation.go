@@ -64,7 +64,7 @@ type Action struct {
 	ApprovedBy string         `json:"approved_by"`
 	Status     string         `json:"status"`
 	StartedAt  time.Time      `json:"started_at"`
-	FinishedAt time.Time      `json:"finished_at"`
+	FinishedAt time.Time      `json:"finished_at,omitzero"` // unset while the action runs
 	Result     map[string]any `json:"result,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Undo       Undo           `json:"undo"`

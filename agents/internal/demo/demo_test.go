@@ -188,8 +188,8 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 		t.Errorf("receipt JSON %s: %v", raw, err)
 	}
 
-	// L4: the CI gate blocks v12 (exit 1) before registration and lets v13 through (exit 0).
-	if res.GateV12 != 1 || res.GateV13 != 0 {
+	// L4: the CI gate blocks v12 (exit 100) before registration and lets v13 through (exit 0).
+	if res.GateV12 != 100 || res.GateV13 != 0 {
 		t.Errorf("check_schema_change exits: v12 %d, v13 %d", res.GateV12, res.GateV13)
 	}
 
@@ -205,7 +205,7 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 			Seq int64 `json:"seq"`
 		} `json:"problems"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 1 || v.OK || len(v.Problems) == 0 || v.Problems[0].Seq != res.ReceiptSeq {
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 100 || v.OK || len(v.Problems) == 0 || v.Problems[0].Seq != res.ReceiptSeq {
 		t.Errorf("tampered receipt not caught: exit %d, %s (%v)", code, out, err)
 	}
 }

@@ -226,13 +226,16 @@ func (s *story) todayArgs() map[string]any {
 	return a
 }
 
+// exitBlocked is the binaries' exit code for a verdict that blocks (mcpkit.ExitBlocked).
+const exitBlocked = 100
+
 // gate is the L4 variant: had the producer's CI run check_schema_change, v12 would have been
 // stopped before registration, and v13 (response_bytes kept beside response_kib) lets through.
 func (s *story) gate(ctx context.Context) error {
 	run := func(v int) (int, string, error) {
 		args := fmt.Sprintf(`{"subject":%q,"schema_file":%q}`, Subject, filepath.Join(s.art.Root, schemaDir, fmt.Sprintf("api-usage-value.v%d.avsc", v)))
 		out, code, err := s.agents.run(ctx, "dw-schema", nil, "call", "check_schema_change", args)
-		if code != 0 && code != 1 {
+		if code != 0 && code != exitBlocked {
 			return code, out, err
 		}
 		// Kept under calls/ beside the MCP results: the CI log of the gate.
@@ -252,10 +255,10 @@ func (s *story) gate(ctx context.Context) error {
 		return err
 	}
 	s.res.GateV12, s.res.GateV13 = c12, c13
-	if c12 != 1 || c13 != 0 {
-		return fmt.Errorf("L4 gate: v12 exit %d (want 1, blocked), v13 exit %d (want 0):\n%s\n%s", c12, c13, out12, out13)
+	if c12 != exitBlocked || c13 != 0 {
+		return fmt.Errorf("L4 gate: v12 exit %d (want 100, blocked), v13 exit %d (want 0):\n%s\n%s", c12, c13, out12, out13)
 	}
-	s.step("dw-schema (CI)", "call check_schema_change", fmt.Sprintf("L4 gate in the producer's CI: v12 exits 1 (blocked: %s); v13 exits 0. The story below is what happens without the gate.",
+	s.step("dw-schema (CI)", "call check_schema_change", fmt.Sprintf("L4 gate in the producer's CI: v12 exits 100 (blocked: %s); v13 exits 0. The story below is what happens without the gate.",
 		verdictOf(out12)))
 	return nil
 }
