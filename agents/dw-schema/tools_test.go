@@ -270,6 +270,18 @@ func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
 	}
 	seedStory(t, st, func() time.Time { return storyNow })
 	st.Close()
+	// Files a tool reads lie under the config file's directory, as in a producer's repository.
+	src := []string{v11File, v12File}
+	v11File, v12File := filepath.Join(home, filepath.Base(v11File)), filepath.Join(home, filepath.Base(v12File))
+	for _, f := range [][2]string{{src[0], v11File}, {src[1], v12File}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	earlier := []any{map[string]any{"version": 11, "file": v11File}}
 
 	// The producer's CI, no registry: v12 from the pull request is blocked.

@@ -38,6 +38,8 @@ type Env struct {
 	Secrets *config.Redactor
 	// Lookup reads the process environment (for human subcommands such as DW_APPROVER_TOKEN).
 	Lookup config.LookupEnv
+	// Roots widens the directories caller-given files may be read from (MCP roots; files.go).
+	Roots FileRoots
 }
 
 // AddSecret makes s a secret Redact scrubs from now on (e.g. the receipts key, once loaded).
@@ -144,7 +146,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	}
 	srv := NewServer(tools, ServerOptions{
 		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
-		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall,
+		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall, ClientRoots: e.Roots.SetClient,
 	})
 	switch cmd {
 	case "serve":

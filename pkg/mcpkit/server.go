@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -64,19 +66,24 @@ type ServerOptions struct {
 	Redact func(string) string
 	// Record, when set, is told about every call.
 	Record CallRecorder
+	// ClientRoots, when set, is given the directories of the MCP roots a client declares (asked
+	// for before a tool call, again after notifications/roots/list_changed).
+	ClientRoots func(dirs []string)
 }
 
 // NewServer builds the MCP server every agent serves: recovery, input and output schema validation,
 // request logs on the given (stderr) logger, secret scrubbing and the audit hook.
 func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 	o.Logger = RedactingLogger(o.Logger, o.Redact)
+	roots := &rootsCache{set: o.ClientRoots, logger: o.Logger}
+	roots.stale.Store(true)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		// Input is validated by each tool's handler (validate.go), with clearer messages than the
 		// server's own validator and the same path for `call`.
 		server.WithOutputSchemaValidation(),
-		server.WithToolHandlerMiddleware(auditMiddleware(o)),
+		server.WithToolHandlerMiddleware(auditMiddleware(o, roots)),
 	}
 	if o.Logger != nil {
 		opts = append(opts, server.WithLogger(o.Logger))
@@ -90,15 +97,62 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 		st[i] = server.ServerTool{Tool: t.Def, Handler: t.Handler}
 	}
 	s.AddTools(st...)
+	s.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) {
+		roots.stale.Store(true)
+	})
 	return s
+}
+
+// rootsTimeout bounds how long a tool call waits for the client to list its roots.
+const rootsTimeout = 5 * time.Second
+
+// rootsCache asks a client that declares the roots capability for its roots before a tool call,
+// and again only after the client says they changed.
+type rootsCache struct {
+	set    func([]string)
+	logger *slog.Logger
+	mu     sync.Mutex
+	stale  atomic.Bool
+}
+
+func (r *rootsCache) refresh(ctx context.Context) {
+	if r.set == nil || !r.stale.Load() {
+		return
+	}
+	session, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	srv := server.ServerFromContext(ctx)
+	if !ok || srv == nil || session.GetClientCapabilities().Roots == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stale.Load() {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
+	defer cancel()
+	res, err := srv.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	if err != nil {
+		if r.logger != nil {
+			r.logger.Warn("client declared roots but did not list them; files are read under the configured directories only", "error", err)
+		}
+		return
+	}
+	uris := make([]string, len(res.Roots))
+	for i, root := range res.Roots {
+		uris[i] = root.URI
+	}
+	r.set(FileURIPaths(uris))
+	r.stale.Store(false)
 }
 
 // auditMiddleware scrubs secrets from every result (error or not) and records every call. It hands
 // the server's logger to the handler, so a panic is logged through the same scrubbing.
-func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
+func auditMiddleware(o ServerOptions, roots *rootsCache) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			start := time.Now()
+			roots.refresh(ctx)
 			if o.Logger != nil {
 				ctx = context.WithValue(ctx, loggerKey{}, o.Logger)
 			}
