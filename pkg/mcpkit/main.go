@@ -171,7 +171,7 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 	for _, w := range cfg.SecretWarnings() {
 		logger.Warn(w)
 	}
-	secrets := cfg.NewRedactor()
+	secrets := NewRedactor(cfg)
 	return &Env{
 		Agent:   agent,
 		Config:  cfg,

@@ -33,7 +33,7 @@ func Env(t testing.TB, agent string) *mcpkit.Env {
 	}
 	lazy := store.NewLazy(cfg.Store.Path, store.Options{})
 	t.Cleanup(func() { lazy.Close() })
-	secrets := cfg.NewRedactor()
+	secrets := mcpkit.NewRedactor(cfg)
 	e := &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: secrets.Redact, Secrets: secrets}
 	// The test's scratch directories (every t.TempDir of this test shares home's parent) are where
 	// its files are; beyond them, files are confined as in production.
