@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -158,6 +159,7 @@ func auditMiddleware(o ServerOptions, roots *rootsCache) server.ToolHandlerMiddl
 			}
 			res, err := next(ctx, req)
 			redactResult(res, o.Redact)
+			boundError(res) // after scrubbing: a cut must not leave part of a secret behind
 			if err != nil && o.Redact != nil {
 				if msg := o.Redact(err.Error()); msg != err.Error() {
 					err = errors.New(msg)
@@ -178,6 +180,35 @@ func auditMiddleware(o ServerOptions, roots *rootsCache) server.ToolHandlerMiddl
 			}
 			return res, err
 		}
+	}
+}
+
+// maxErrorResult bounds an error result's text: an error that echoes a caller's megabyte
+// argument (or a backend's page) would flood the caller's context.
+const maxErrorResult = 2000
+
+// boundError cuts each text of an error result to maxErrorResult runes, saying how much was cut,
+// and replaces control and bidi-override characters, which a caller's input may carry.
+func boundError(res *mcp.CallToolResult) {
+	if res == nil || !res.IsError {
+		return
+	}
+	for i, c := range res.Content {
+		tc, ok := c.(mcp.TextContent)
+		if !ok {
+			continue
+		}
+		text := strings.Map(func(r rune) rune {
+			if (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r) {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(tc.Text, "\uFFFD"))
+		if r := []rune(text); len(r) > maxErrorResult {
+			text = fmt.Sprintf("%s… (%d more characters not shown)", string(r[:maxErrorResult]), len(r)-maxErrorResult)
+		}
+		tc.Text = text
+		res.Content[i] = tc
 	}
 }
 
