@@ -45,6 +45,9 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 			default:
 				return openIncidentResult{}, fmt.Errorf("failure_mode %q: use null_rate, volume, freshness, uniqueness, custom or schema", p.FailureMode)
 			}
+			if err := incidents.ValidateOpen(p.Asset, p.Summary); err != nil {
+				return openIncidentResult{}, err
+			}
 			s, err := incidentStore(ctx, env)
 			if err != nil {
 				return openIncidentResult{}, err
