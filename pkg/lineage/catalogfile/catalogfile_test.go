@@ -87,3 +87,28 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// A file that is not a catalog — a password file, a private key, KEY=VALUE lines — is refused
+// with the line and the kind of problem, never with its text.
+func TestParseErrorsQuoteNothingOfTheFile(t *testing.T) {
+	for name, body := range map[string]string{
+		"shadow":      "root:*:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+		"private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n",
+		"env file":    "DB_PASSWORD=hunter22secret\nAPI_TOKEN=tok_abcdef123456\n",
+		"wrong keys":  "version: 1\nhunter22secret: x\nassets:\n  - urn: sink:x\n    tok_abcdef123456: red\n",
+	} {
+		_, err := Parse("f.yaml", []byte(body))
+		if err == nil {
+			t.Errorf("%s: parsed", name)
+			continue
+		}
+		for _, leak := range []string{"root:*", "20228", "OPENSSH", "b3BlbnNz", "hunter22", "tok_abc"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: the error quotes %q: %v", name, leak, err)
+			}
+		}
+		if !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: the error should give the line: %v", name, err)
+		}
+	}
+}
