@@ -100,7 +100,12 @@ func TestErrorResultsAreBounded(t *testing.T) {
 	res := mcp.NewToolResultError("unknown asset " + strings.Repeat("x", 1<<20) + "\u202e\x1b[31m")
 	boundError(res)
 	text := resultText(res)
-	if len(text) > maxErrorResult+100 || !strings.Contains(text, "more characters not shown") || strings.ContainsAny(text, "\u202e\x1b") {
+	if len(text) > 200 || !strings.Contains(text, "…[1048576 characters]") || strings.ContainsAny(text, "\u202e\x1b") {
+		t.Errorf("a megabyte word not cut: %d bytes: %.100q", len(text), text)
+	}
+	res = mcp.NewToolResultError(strings.Repeat("many words ", 1<<16))
+	boundError(res)
+	if text := resultText(res); len(text) > maxErrorResult+100 || !strings.Contains(text, "more characters not shown") {
 		t.Errorf("error result not bounded: %d bytes", len(text))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -204,12 +205,57 @@ func boundError(res *mcp.CallToolResult) {
 			}
 			return r
 		}, strings.ToValidUTF8(tc.Text, "\uFFFD"))
+		text = cutLongRuns(text)
 		if r := []rune(text); len(r) > maxErrorResult {
 			text = fmt.Sprintf("%s… (%d more characters not shown)", string(r[:maxErrorResult]), len(r)-maxErrorResult)
 		}
 		tc.Text = text
 		res.Content[i] = tc
 	}
+}
+
+// maxRun is the longest run without white space an error keeps whole: longer is an echoed value
+// (a megabyte identifier, a blob), of which the start says enough.
+const maxRun = 200
+
+// cutLongRuns shortens each run of more than maxRun characters without white space to its start
+// and a count.
+func cutLongRuns(text string) string {
+	fields := strings.FieldsFunc(text, unicode.IsSpace)
+	long := false
+	for _, f := range fields {
+		if utf8.RuneCountInString(f) > maxRun {
+			long = true
+			break
+		}
+	}
+	if !long {
+		return text
+	}
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		w := text[start:end]
+		if n := utf8.RuneCountInString(w); n > maxRun {
+			w = fmt.Sprintf("%s…[%d characters]", string([]rune(w)[:48]), n)
+		}
+		b.WriteString(w)
+		start = -1
+	}
+	for i, r := range text {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				flush(i)
+			}
+			b.WriteRune(r)
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		flush(len(text))
+	}
+	return b.String()
 }
 
 func resultText(res *mcp.CallToolResult) string {
