@@ -240,95 +240,114 @@ func SanitizeExcerpts(msg, path string, content []byte) string {
 	return out
 }
 
-// maskContent replaces each run of whole words and punctuation of msg, of at least minQuoted
-// runes, that occurs in content with "…", keeping the file's own path and the parser's
-// vocabulary, and names the place of the longest run as line:column.
+// maxMatched is the most content a word of an error is looked up in, and maxLookups the most
+// look-ups one error gets; past either, each word that is not the parser's vocabulary is masked
+// unchecked, so the work stays bounded (a few milliseconds) whatever the file and the message.
+const (
+	maxMatched = 1 << 20
+	maxLookups = 64
+)
+
+// maskContent masks what msg quotes of content, keeping the file's own path and the parser's
+// vocabulary: a whitespace-separated field that occurs in content as a whole (a line such as
+// root:*:20228:0:99999:7:::) becomes "…", and so does each word of at least minQuoted characters
+// that occurs in it. The place of the longest masked text is given as line:column.
 func maskContent(msg, path string, content []byte) string {
+	seen := map[string]bool{}
+	inContent := func(w string) bool {
+		if len(content) > maxMatched {
+			return true
+		}
+		v, ok := seen[w]
+		if !ok && len(seen) >= maxLookups {
+			return true
+		}
+		if !ok {
+			v = bytes.Contains(content, []byte(w))
+			seen[w] = v
+		}
+		return v
+	}
+	longest := ""
+	note := func(w string) {
+		if len(w) > len(longest) {
+			longest = w
+		}
+	}
 	var b strings.Builder
-	best, bestOff := 0, -1
-	var segment []string
-	flush := func() {
-		masked, n, off := maskRuns(segment, content)
-		b.WriteString(masked)
-		if n > best {
-			best, bestOff = n, off
-		}
-		segment = segment[:0]
-	}
 	for len(msg) > 0 {
-		if path != "" && strings.HasPrefix(msg, path) {
-			flush()
-			b.WriteString(path)
-			msg = msg[len(path):]
+		if i := strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsSpace(r) }); i != 0 {
+			if i < 0 {
+				i = len(msg)
+			}
+			b.WriteString(msg[:i])
+			msg = msg[i:]
 			continue
 		}
-		tok := leadingWord(msg)
-		if tok != "" && parserWords[strings.ToLower(tok)] {
-			flush()
-			b.WriteString(tok)
-			msg = msg[len(tok):]
-			continue
+		end := strings.IndexFunc(msg, unicode.IsSpace)
+		if end < 0 {
+			end = len(msg)
 		}
-		if tok == "" {
-			_, size := utf8.DecodeRuneInString(msg)
-			tok = msg[:size]
-		}
-		segment = append(segment, tok)
-		msg = msg[len(tok):]
+		b.WriteString(maskField(msg[:end], path, inContent, note))
+		msg = msg[end:]
 	}
-	flush()
 	out := b.String()
-	if bestOff >= 0 {
-		line, col := lineColumn(content, bestOff)
-		out += fmt.Sprintf(" (at line %d, column %d)", line, col)
+	if longest != "" {
+		if off := bytes.Index(content, []byte(longest)); off >= 0 {
+			line, col := lineColumn(content, off)
+			out += fmt.Sprintf(" (at line %d, column %d)", line, col)
+		}
 	}
 	return out
 }
 
-// leadingWord is the run of letters, digits and underscores msg starts with.
-func leadingWord(msg string) string {
-	end := strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
-	if end < 0 {
-		return msg
+// maskField masks one whitespace-free field of a message (see maskContent).
+func maskField(field, path string, inContent func(string) bool, note func(string)) string {
+	if path != "" && strings.Contains(field, path) {
+		before, after, _ := strings.Cut(field, path)
+		return maskField(before, "", inContent, note) + path + maskField(after, path, inContent, note)
 	}
-	return msg[:end]
+	var masked []string
+	for _, w := range strings.FieldsFunc(field, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		if utf8.RuneCountInString(w) >= minQuoted && !parserWords[strings.ToLower(w)] && inContent(w) {
+			masked = append(masked, w)
+		}
+	}
+	if len(masked) == 0 {
+		return field
+	}
+	core := strings.Trim(field, "\"'`()[]{}<>,;.")
+	if lead := strings.Index(field, core); core != "" && utf8.RuneCountInString(core) >= minQuoted && inContent(core) {
+		note(core)
+		return field[:lead] + "…" + field[lead+len(core):]
+	}
+	for _, w := range masked {
+		note(w)
+		field = replaceWord(field, w)
+	}
+	return field
 }
 
-// maskRuns masks, left to right, the longest run of tokens starting at each token that occurs in
-// content, holds a word and is at least minQuoted runes long; it returns the text, the longest
-// run's length and its offset in content.
-func maskRuns(toks []string, content []byte) (string, int, int) {
+// replaceWord replaces each whole-word occurrence of w in field with "…".
+func replaceWord(field, w string) string {
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
 	var b strings.Builder
-	best, bestOff := 0, -1
-	in := func(i, j int) bool { return bytes.Contains(content, []byte(strings.Join(toks[i:j], ""))) }
-	for i := 0; i < len(toks); {
-		if !in(i, i+1) {
-			b.WriteString(toks[i])
-			i++
-			continue
+	for {
+		i := strings.Index(field, w)
+		if i < 0 {
+			break
 		}
-		lo, hi := i+1, len(toks) // toks[i:lo] occurs; find the longest run that does
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if in(i, mid) {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
+		r0, _ := utf8.DecodeLastRuneInString(field[:i])
+		r1, _ := utf8.DecodeRuneInString(field[i+len(w):])
+		if (i > 0 && isWord(r0)) || (i+len(w) < len(field) && isWord(r1)) {
+			b.WriteString(field[:i+len(w)])
+		} else {
+			b.WriteString(field[:i] + "…")
 		}
-		run := strings.Join(toks[i:lo], "")
-		if utf8.RuneCountInString(run) < minQuoted || !strings.ContainsFunc(run, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			b.WriteString(toks[i]) // too short to tell anything; the next token may start a run
-			i++
-			continue
-		}
-		if n := len(run); n > best {
-			best, bestOff = n, bytes.Index(content, []byte(run))
-		}
-		b.WriteString("…")
-		i = lo
+		field = field[i+len(w):]
 	}
-	return b.String(), best, bestOff
+	b.WriteString(field)
+	return b.String()
 }
 
 // cutLongWords cuts each word longer than maxExcerpt runes that names no file to its first
