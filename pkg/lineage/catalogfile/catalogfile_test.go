@@ -112,3 +112,32 @@ func TestParseErrorsQuoteNothingOfTheFile(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: never panics, and a decoding error quotes no line of the input whole.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("version: 1\nassets:\n  - urn: sink:x\n    colour: red\n"))
+	f.Add([]byte("root:*:20228:0:99999:7:::\n"))
+	f.Add([]byte("version: 1\nassets: [{urn: 'a:b', fields: [{path: 1}]}]\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, err := Parse("f.yaml", raw)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "unknown key") {
+			return
+		}
+		known := map[string]bool{}
+		for _, typ := range []string{"catalogfile.File", "catalogfile.Asset", "catalogfile.Field", "catalogfile.Edge"} {
+			_, keys := knownKeys(typ)
+			for _, k := range keys {
+				known[k] = true
+			}
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			k, _, ok := strings.Cut(strings.Trim(strings.TrimSpace(line), "-{ "), ":")
+			if k = strings.TrimSpace(k); ok && len(k) >= 12 && !known[k] && strings.Contains(err.Error(), k) {
+				t.Fatalf("the error quotes the key %q: %v", k, err)
+			}
+		}
+	})
+}
