@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // drainTimeout bounds how long a closed stdin waits for in-flight requests to be answered.
@@ -40,6 +42,16 @@ func newDrain(ctx context.Context, in io.Reader, out io.Writer) *drain {
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// stateless: a request of the 2026-07-28 protocol, which has no initialize: the client learns the
+// versions with server/discover and names its version in every request's _meta.
+func (e rpcEnvelope) stateless() bool {
+	_, ok := e.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return ok || e.Method == string(mcp.MethodServerDiscover)
 }
 
 func (d *drain) Read(p []byte) (int, error) {
@@ -73,7 +85,7 @@ func (d *drain) Read(p []byte) (int, error) {
 
 // refuse answers, in the order the client sent them, the requests the protocol forbids: an id
 // that is not a string or a number (JSON-RPC 2.0), and any request but initialize and ping before
-// initialize (the MCP lifecycle). Checking the stream's order, not the server's state, keeps a
+// initialize (the MCP lifecycle; a stateless 2026-07-28 request needs none). Checking the stream's order, not the server's state, keeps a
 // script that pipes initialize and a call without waiting working.
 func (d *drain) refuse(env rpcEnvelope) []byte {
 	var id any = json.RawMessage(env.ID)
@@ -83,7 +95,7 @@ func (d *drain) refuse(env rpcEnvelope) []byte {
 		id, msg = nil, "invalid request: id must be a string or a number"
 	case env.Method == "initialize":
 		d.initialized = true
-	case env.Method != "" && env.Method != "ping" && !d.initialized:
+	case env.Method != "" && env.Method != "ping" && !d.initialized && !env.stateless():
 		msg = fmt.Sprintf("%s before initialize: send initialize first (MCP lifecycle)", ellipsize(env.Method, 64))
 	}
 	if msg == "" {

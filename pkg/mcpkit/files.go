@@ -403,6 +403,28 @@ func (r *FileRoots) SetClient(dirs []string) {
 	r.client = slices.Clone(dirs)
 }
 
+// AllowWorkingDir adds the working directory: for the `call` subcommand, which a person or a CI
+// job runs in their own checkout (no model chooses its arguments). "/" and the home directory are
+// never added implicitly: a root that wide would confine nothing.
+func (r *FileRoots) AllowWorkingDir() {
+	if wd, ok := implicitDir(); ok {
+		r.Allow(wd)
+	}
+}
+
+// implicitDir is the working directory, unless it is "/" or the home directory.
+func implicitDir() (string, bool) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	wd = resolve(wd)
+	if home, err := os.UserHomeDir(); err == nil && resolve(home) == wd {
+		return "", false
+	}
+	return wd, wd != string(filepath.Separator)
+}
+
 func (r *FileRoots) list() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -413,7 +435,8 @@ func (r *FileRoots) list() []string {
 var ErrOutsideRoots = errors.New("is outside the directories tools may read")
 
 // AllowedRoots are the directories a caller-given file must lie under: the config file's
-// directory (the working directory when the embedded default config is in use), the dbt project
+// directory (the working directory when the embedded default config is in use, unless that is "/"
+// or the home directory), the dbt project
 // (dbt.manifest_path's directory and, for target/, the project above it), the directories of
 // catalog.files and catalog.openlineage, and the FileRoots (MCP roots the client declared).
 func (e *Env) AllowedRoots() []string {
@@ -429,7 +452,7 @@ func (e *Env) AllowedRoots() []string {
 	cfg := e.Config
 	if src := cfg.Source; src != "" && !strings.HasPrefix(src, "embedded:") {
 		add(filepath.Dir(src))
-	} else if wd, err := os.Getwd(); err == nil {
+	} else if wd, ok := implicitDir(); ok {
 		add(wd)
 	}
 	if cfg.DBT != nil && cfg.DBT.ManifestPath != "" {

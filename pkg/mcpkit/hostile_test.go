@@ -1,9 +1,11 @@
 package mcpkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,5 +109,37 @@ func TestErrorResultsAreBounded(t *testing.T) {
 	boundError(res)
 	if text := resultText(res); len(text) > maxErrorResult+100 || !strings.Contains(text, "more characters not shown") {
 		t.Errorf("error result not bounded: %d bytes", len(text))
+	}
+}
+
+// The `call` subcommand, run by a person or a CI job in their checkout, reads files under the
+// working directory even when the config lives elsewhere; served over MCP, the same file outside
+// the config's directory is refused.
+func TestCallReadsFilesUnderTheWorkingDirectory(t *testing.T) {
+	work, confDir := t.TempDir(), t.TempDir()
+	t.Chdir(work)
+	writeFile(t, filepath.Join(work, "schema.avsc"), `"string"`)
+	cfg := filepath.Join(confDir, "dw.yaml")
+	writeFile(t, cfg, "store:\n  path: "+filepath.Join(confDir, "dw.db")+"\n")
+	agent := Agent{Name: "dw-test", Tools: func(e *Env) []Tool {
+		return []Tool{Read("read_file", "Reads a file through the guarded reader; used to test roots.", func(_ context.Context, in struct {
+			Path string `json:"path"`
+		}) (echoOut, error) {
+			b, err := e.ReadFile(in.Path, 1<<10)
+			return echoOut{Table: string(b)}, err
+		})}
+	}}
+	noEnv := func(string) (string, bool) { return "", false }
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), agent, []string{"--config", cfg, "call", "read_file", `{"path":"schema.avsc"}`}, IO{In: strings.NewReader(""), Out: &out, Err: &errb}, noEnv)
+	if code != ExitOK || !strings.Contains(out.String(), `\"string\"`) {
+		t.Errorf("call: exit %d, %s %s", code, out.String(), errb.String())
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"schema.avsc"}}}`
+	out.Reset()
+	Run(context.Background(), agent, []string{"--config", cfg}, IO{In: strings.NewReader(init + "\n" + req + "\n"), Out: &out, Err: &errb}, noEnv)
+	if !strings.Contains(out.String(), "outside the directories tools may read") {
+		t.Errorf("served over MCP, a file outside the config's directory should be refused: %s", out.String())
 	}
 }

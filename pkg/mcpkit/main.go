@@ -154,6 +154,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	case "tools":
 		return listTools(ctx, srv, stdio)
 	case "call":
+		e.Roots.AllowWorkingDir() // a person's or a CI job's own checkout
 		return callTool(ctx, srv, rest, stdio, a.Name)
 	default:
 		fmt.Fprintf(stdio.Err, "%s: unknown command %q\n", a.Name, cmd)
