@@ -32,7 +32,8 @@ func TestProtocolRefusesBadIDsAndCallsBeforeInitialize(t *testing.T) {
 	call := func(id string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo_table","arguments":{"table":"x"}}}`
 	}
-	_, out, _ := run(t, nil, strings.Join([]string{call("7"), `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, init, call(`{"a":1}`), call(`[1]`), call("true"), call(`"s-9"`)}, "\n")+"\n", nil)
+	discover := `{"jsonrpc":"2.0","id":"d","method":"server/discover"}` // the stateless protocol has no initialize
+	_, out, _ := run(t, nil, strings.Join([]string{discover, call("7"), `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, init, call(`{"a":1}`), call(`[1]`), call("true"), call(`"s-9"`)}, "\n")+"\n", nil)
 	answers := map[string]map[string]any{}
 	var nullIDs []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -59,6 +60,9 @@ func TestProtocolRefusesBadIDsAndCallsBeforeInitialize(t *testing.T) {
 		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32600) {
 			t.Errorf("invalid id answer: %v", m)
 		}
+	}
+	if e, _ := answers["d"]["error"].(map[string]any); e != nil && strings.Contains(fmt.Sprint(e["message"]), "before initialize") {
+		t.Errorf("server/discover must not wait for initialize: %v", answers["d"])
 	}
 	if answers["1"]["result"] == nil || answers["s-9"]["result"] == nil {
 		t.Errorf("initialize and the call after it must be answered: %s", out)

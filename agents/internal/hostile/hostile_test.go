@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -29,6 +30,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/dataworkers/dw/agents/internal/agentbin"
@@ -297,8 +299,9 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 			e := newEstate(t, echo)
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
-			env := append(os.Environ(), "DW_HOME="+e.dir, "DW_CONFIG="+e.config, "DW_LOG_LEVEL=error")
-			c, err := client.NewStdioMCPClient(startAgent(), env, agent)
+			env := append(os.Environ(), "DW_HOME="+e.dir, "DW_CONFIG="+e.config, "DW_LOG_LEVEL=info")
+			logs := &lockedBuffer{}
+			c, err := client.NewStdioMCPClientWithOptions(startAgent(), env, []string{agent}, transport.WithCommandStderrWriter(logs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,9 +363,33 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 					}
 				}
 			}
+			// The server's own log lines (stderr) are held to the same rule as its answers.
+			for _, leak := range e.leaks {
+				if strings.Contains(logs.String(), leak) {
+					t.Errorf("the server's log carries %q", leak)
+				}
+			}
 			t.Logf("%s: %d tools, %d hostile calls", agent, len(list.Tools), calls)
 		})
 	}
+}
+
+// lockedBuffer collects a server's stderr while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func contentText(res *mcp.CallToolResult) string {

@@ -43,7 +43,9 @@ func TestFileArgumentsFollowTheClientsRoots(t *testing.T) {
 	}
 	defer c.Close()
 	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// Roots are asked for with a server-initiated roots/list, which the session protocols carry
+	// (the stateless 2026-07-28 protocol would need multi-round-trip input requests instead).
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20250618
 	init.Params.ClientInfo = mcp.Implementation{Name: "roots", Version: "1"}
 	init.Params.Capabilities.Roots = &struct {
 		ListChanged bool `json:"listChanged,omitempty"`
