@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -504,7 +502,7 @@ func importPaths(paths []string, one func(path string) (graph.ImportResult, erro
 	return imports, failures, nil
 }
 
-// checkTree refuses a path that is, or a directory holding anywhere below it, one of the store's
+// checkTree refuses a path that is, or a directory whose event files include, one of the store's
 // private files, so an events directory cannot carry a link to the receipts key.
 func (d *deps) checkTree(path string) error {
 	if err := d.env.CheckPath(path); err != nil {
@@ -514,12 +512,16 @@ func (d *deps) checkTree(path string) error {
 	if err != nil || !fi.IsDir() {
 		return nil // readEvents reports what is wrong with it
 	}
-	return filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return nil
+	files, err := openlineage.Files(path) // the bounded walk: files, entries, bytes, time
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := d.env.CheckPath(f); err != nil {
+			return err
 		}
-		return d.env.CheckPath(p)
-	})
+	}
+	return nil
 }
 
 // maxEventsFile bounds one OpenLineage events file read into memory.
@@ -544,6 +546,9 @@ func (d *deps) readEvents(path string) ([]openlineage.Event, error) {
 			return nil, mcpkit.ContentError(err, f, raw)
 		}
 		all = append(all, evs...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("openlineage events: %s holds no OpenLineage events (looked for run, job or dataset events in %d file(s))", path, len(files))
 	}
 	return all, nil
 }

@@ -334,7 +334,7 @@ func TestMultiPathImportsKeepWhatWasWritten(t *testing.T) {
 		t.Fatal(e)
 	}
 	if !reg.Failed || len(reg.Imports) != 1 || reg.Imports[0].Assets == 0 || len(reg.Errors) != 2 ||
-		reg.Errors[0].Path != bad || !strings.Contains(reg.Errors[0].Error, "colour") || reg.Errors[1].Path != missing {
+		reg.Errors[0].Path != bad || !strings.Contains(reg.Errors[0].Error, "line 4") || reg.Errors[1].Path != missing {
 		t.Errorf("register_assets %+v", reg)
 	}
 	var get assetResult
@@ -352,7 +352,7 @@ func TestMultiPathImportsKeepWhatWasWritten(t *testing.T) {
 
 	// Nothing written: an error naming every failure.
 	env.Config.Catalog.Files = []string{bad, missing}
-	if e := mcpkittest.Call(t, tl["register_assets"], map[string]any{}, nil); !strings.Contains(e, "colour") || !strings.Contains(e, "missing.yaml") {
+	if e := mcpkittest.Call(t, tl["register_assets"], map[string]any{}, nil); !strings.Contains(e, "line 4") || !strings.Contains(e, "missing.yaml") {
 		t.Errorf("all files failing: %q", e)
 	}
 	// One good path: no failure flag.

@@ -42,6 +42,9 @@ func openIncident(env *mcpkit.Env) mcpkit.Tool {
 			if err := incidents.CheckFailureMode(p.FailureMode); err != nil {
 				return openIncidentResult{}, err
 			}
+			if err := incidents.ValidateOpen(p.Asset, p.Summary); err != nil {
+				return openIncidentResult{}, err
+			}
 			s, err := incidentStore(ctx, env)
 			if err != nil {
 				return openIncidentResult{}, err

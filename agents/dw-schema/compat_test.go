@@ -135,6 +135,7 @@ func TestCheckCompatibilityAppliesLogicalToJSONSchema(t *testing.T) {
 func TestCallCheckCompatibilityExitsBlockedWhenIncompatible(t *testing.T) {
 	home := t.TempDir()
 	cfg := writeConfig(t, home, "")
+	v11File, v12File := copyUnder(t, home, v11File), copyUnder(t, home, v12File)
 	earlier := []any{map[string]any{"version": 11, "file": v11File}}
 	code, res, stderr := runCall(t, cfg, "check_compatibility", map[string]any{"schema_file": v12File, "earlier_versions": earlier})
 	if code != mcpkit.ExitOK || res["failed"] != false {

@@ -68,6 +68,9 @@ func registerStreamSchema(d *deps) mcpkit.Tool {
 			svc := approvals.New(st, d.env.Config, d.env.Now, n)
 			// The schema given now must be the one approved, byte for byte.
 			req, err := svc.Authorize(ctx, p.ApprovalRequestID, payload)
+			if errors.Is(err, approvals.ErrVoided) { // the approval stands, for the payload it names
+				return registerResult{}, fmt.Errorf("request #%d does not cover this subject and schema: it approves only the exact payload it was decided on, and stays approved for that; request an approval for this schema", p.ApprovalRequestID)
+			}
 			if err != nil {
 				return registerResult{}, err
 			}

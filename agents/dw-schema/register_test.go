@@ -48,7 +48,7 @@ func TestRegistrationNeedsAnApprovalForExactlyThatSchemaAndHonoursTheStop(t *tes
 		t.Fatal(err)
 	}
 	// Approved for v13, not for v12: another schema is refused.
-	if msg := mcpkittest.Call(t, reg, map[string]any{"subject": "api-usage-value", "schema": v12, "approval_request_id": r.ID}, nil); !strings.Contains(msg, "approval voided") {
+	if msg := mcpkittest.Call(t, reg, map[string]any{"subject": "api-usage-value", "schema": v12, "approval_request_id": r.ID}, nil); !strings.Contains(msg, "does not cover this subject and schema") {
 		t.Fatalf("other schema: %q", msg)
 	}
 	// The stop blocks it.

@@ -262,7 +262,7 @@ func runCall(t *testing.T, cfgPath string, tool string, args map[string]any) (in
 	return code, res, errb.String()
 }
 
-func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
+func TestCallCheckSchemaChangeExitsBlockedWhenItBlocks(t *testing.T) {
 	home := t.TempDir()
 	cfg := writeConfig(t, home, "")
 	st, err := store.Open(context.Background(), filepath.Join(home, "dw.db"), store.Options{})
@@ -271,6 +271,8 @@ func TestCallCheckSchemaChangeExitsOneWhenItBlocks(t *testing.T) {
 	}
 	seedStory(t, st, func() time.Time { return storyNow })
 	st.Close()
+	// Files a tool reads lie under the config file's directory, as in a producer's repository.
+	v11File, v12File := copyUnder(t, home, v11File), copyUnder(t, home, v12File)
 	earlier := []any{map[string]any{"version": 11, "file": v11File}}
 
 	// The producer's CI, no registry: v12 from the pull request is blocked.
@@ -350,4 +352,19 @@ func TestDisagreementWithTheRegistryIsCalledOut(t *testing.T) {
 		!strings.HasPrefix(out.Registry.Agreement, "DISAGREE") {
 		t.Fatalf("%+v", out)
 	}
+}
+
+// copyUnder copies file into dir and returns the copy's path: `call` reads files only under the
+// config file's directory (and the working directory), as a producer's CI job has them.
+func copyUnder(t *testing.T, dir, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(file))
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }

@@ -103,6 +103,10 @@ type Warehouse struct {
 	DSN              string        `yaml:"dsn"`
 	StatementTimeout time.Duration `yaml:"statement_timeout"`
 	MaxSampleRows    int           `yaml:"max_sample_rows"`
+	// MaxValueBytes bounds one value read (longer ones are cut with a marker); MaxResultBytes
+	// bounds one result (rows past it are not read). Defaults fit a model's context.
+	MaxValueBytes  int `yaml:"max_value_bytes"`
+	MaxResultBytes int `yaml:"max_result_bytes"`
 }
 
 // DBT covers the local manifest and dbt Cloud.

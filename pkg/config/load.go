@@ -59,7 +59,7 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 		return nil, err
 	}
 	if err := doc.Decode(cfg); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+		return nil, fmt.Errorf("decode: %s", unquoteValues(err.Error()))
 	}
 	return cfg, finish(cfg, env)
 }
@@ -67,6 +67,63 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 func finish(cfg *Config, env LookupEnv) error {
 	applyDefaults(cfg, env)
 	return cfg.Validate()
+}
+
+// unquoteValues drops the values a YAML decoding error quotes in backticks ("cannot unmarshal
+// !!str `…` into int"): the line and the expected type say what to fix.
+func unquoteValues(msg string) string {
+	var b strings.Builder
+	for {
+		start := strings.IndexByte(msg, '`')
+		if start < 0 {
+			break
+		}
+		end := strings.IndexByte(msg[start+1:], '`')
+		if end < 0 {
+			break
+		}
+		b.WriteString(msg[:start])
+		b.WriteString("a value")
+		msg = msg[start+1+end+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// typoOf quotes an unknown key only when it is a near miss of a known one (" \"storee\" (did
+// you mean store?)"): anything else may be any text of whatever file was named as the config —
+// a password file's line, a key — and is not repeated.
+func typoOf(key string, known []string) string {
+	if len(key) > 40 {
+		return ""
+	}
+	for _, k := range known {
+		if editDistance(key, k) <= 2 {
+			return fmt.Sprintf(" %q (did you mean %s?)", key, k)
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {

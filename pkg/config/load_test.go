@@ -36,3 +36,27 @@ func TestWordLikeSecretsAreScrubbedAndWarnedByKey(t *testing.T) {
 		t.Errorf("strong secret warned: %q", got)
 	}
 }
+
+// A file named as the config that is not one — a password file, KEY=VALUE lines — is refused
+// with the line and the kind of problem; an unknown key is quoted only as a near miss of a known
+// one, and a value the decoder cannot use is never quoted.
+func TestConfigErrorsQuoteNothingButNearMisses(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	for in, want := range map[string]string{
+		"root:*:20228:0:99999:7:::\n":                 "line 1: unknown key in the top level",
+		"store:\n  path: x\nhunter22secret: 1\n":      "line 3: unknown key in the top level",
+		"storee:\n  path: x\n":                        `unknown key "storee" (did you mean store?)`,
+		"warehouse:\n  max_sample_rows: hunter22pw\n": "a value",
+	} {
+		_, err := Parse([]byte(in), noEnv)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+			continue
+		}
+		for _, leak := range []string{"root:*", "20228", "hunter22"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("Parse(%q): the error quotes %q: %v", in, leak, err)
+			}
+		}
+	}
+}

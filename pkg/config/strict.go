@@ -37,15 +37,19 @@ func strictKeys(data []byte, doc *yaml.Node) error {
 		line, _ := strconv.Atoi(m[1])
 		path, ok := keyPath(doc, line, m[2], nil)
 		if !ok {
-			return fmt.Errorf("line %d: unknown key %q", line, m[2])
+			return fmt.Errorf("line %d: unknown key", line)
 		}
 		where := strings.Join(path[:len(path)-1], ".")
 		where = strings.ReplaceAll(where, ".[", "[")
-		known := ""
+		// The key itself is quoted only as a near miss of a known one: anything else may be any
+		// text of whatever file was named as the config.
+		known, typo := "", ""
 		if t, ok := typeAt(reflect.TypeOf(probe), path[:len(path)-1]); ok {
-			known = fmt.Sprintf(" (known keys: %s)", strings.Join(sortedKeys(yamlFields(t)), ", "))
+			keys := sortedKeys(yamlFields(t))
+			known = fmt.Sprintf(" (known keys: %s)", strings.Join(keys, ", "))
+			typo = typoOf(m[2], keys)
 		}
-		return fmt.Errorf("line %d: unknown key %q in %s%s", line, m[2], displayPath(where), known)
+		return fmt.Errorf("line %d: unknown key%s in %s%s", line, typo, displayPath(where), known)
 	}
 	return nil
 }

@@ -80,6 +80,12 @@ func (c *Config) Validate() error {
 		if w.MaxSampleRows < 0 || w.MaxSampleRows > 1000 {
 			add("warehouse.max_sample_rows: must be between 1 and 1000")
 		}
+		if w.MaxValueBytes < 0 || w.MaxValueBytes > 16<<20 {
+			add("warehouse.max_value_bytes: must be between 1 and 16777216 (16 MiB)")
+		}
+		if w.MaxResultBytes < 0 || w.MaxResultBytes > 64<<20 {
+			add("warehouse.max_result_bytes: must be between 1 and 67108864 (64 MiB)")
+		}
 	}
 	if d := c.DBT; d != nil && d.Cloud != nil {
 		checkURL(add, "dbt.cloud.url", d.Cloud.URL, true)

@@ -50,6 +50,7 @@ func New(c *config.ConfluentCloud) (*Client, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.URLKey = "confluent_cloud.flink_url"
 		cl.flink = f
 	}
 	base := c.APIURL
@@ -60,6 +61,7 @@ func New(c *config.ConfluentCloud) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.URLKey = "confluent_cloud.api_url"
 	cl.tableflow = t
 	return cl, nil
 }

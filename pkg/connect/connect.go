@@ -64,6 +64,7 @@ func NewCloud(cc *config.ConfluentCloud) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	api.URLKey = "confluent_cloud.api_url"
 	return &Client{api: api, cloud: true,
 		prefix: "/connect/v1/environments/" + url.PathEscape(cc.EnvironmentID) + "/clusters/" + url.PathEscape(cc.KafkaClusterID)}, nil
 }

@@ -6,9 +6,13 @@ package connections
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,7 +149,7 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 			return s
 		}
 		endpoint, timeout = c.URL, c.Timeout
-		check = httpGet("kafka connect", c.URL, "/", "connect", httpapi.Basic(c.Username, c.Password), c.Timeout, nil)
+		check = httpGet("kafka connect", c.URL, "/", "connect", "connect.url", httpapi.Basic(c.Username, c.Password), c.Timeout, nil, connectRoot)
 	case Flink:
 		cc := cfg.ConfluentCloud
 		if cc == nil || cc.FlinkURL == "" {
@@ -154,8 +158,8 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 		}
 		endpoint, timeout = cc.FlinkURL, cc.Timeout
 		path := "/sql/v1/organizations/" + url.PathEscape(cc.OrganizationID) + "/environments/" + url.PathEscape(cc.EnvironmentID) + "/statements"
-		check = httpGet("confluent flink", cc.FlinkURL, path, "confluent_cloud", httpapi.Basic(cc.FlinkAPIKey, cc.FlinkAPISecret), cc.Timeout,
-			url.Values{"page_size": {"1"}})
+		check = httpGet("confluent flink", cc.FlinkURL, path, "confluent_cloud", "confluent_cloud.flink_url", httpapi.Basic(cc.FlinkAPIKey, cc.FlinkAPISecret), cc.Timeout,
+			url.Values{"page_size": {"1"}}, confluentList("sql/v1", "StatementList"))
 	case Tableflow:
 		cc := cfg.ConfluentCloud
 		if cc == nil || cc.KafkaClusterID == "" {
@@ -163,8 +167,8 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 			return s
 		}
 		endpoint, timeout = cc.APIURL, cc.Timeout
-		check = httpGet("confluent tableflow", cc.APIURL, "/tableflow/v1/tableflow-topics", "confluent_cloud", httpapi.Basic(cc.APIKey, cc.APISecret), cc.Timeout,
-			url.Values{"environment": {cc.EnvironmentID}, "spec.kafka_cluster": {cc.KafkaClusterID}, "page_size": {"1"}})
+		check = httpGet("confluent tableflow", cc.APIURL, "/tableflow/v1/tableflow-topics", "confluent_cloud", "confluent_cloud.api_url", httpapi.Basic(cc.APIKey, cc.APISecret), cc.Timeout,
+			url.Values{"environment": {cc.EnvironmentID}, "spec.kafka_cluster": {cc.KafkaClusterID}, "page_size": {"1"}}, confluentList("tableflow/v1", "TableflowTopicList"))
 	case Warehouse:
 		w := cfg.Warehouse
 		if w == nil {
@@ -194,7 +198,7 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 		}
 		dc := cfg.DBT.Cloud
 		endpoint, timeout = dc.URL, dc.Timeout
-		check = httpGet("dbt cloud", dc.URL, "/api/v2/accounts/"+strconv.FormatInt(dc.AccountID, 10)+"/", "dbt.cloud", httpapi.TokenHeader(dc.Token), dc.Timeout, nil)
+		check = httpGet("dbt cloud", dc.URL, "/api/v2/accounts/"+strconv.FormatInt(dc.AccountID, 10)+"/", "dbt.cloud", "dbt.cloud.url", httpapi.TokenHeader(dc.Token), dc.Timeout, nil, dbtAccount(dc.AccountID))
 	case Airflow:
 		a := cfg.Airflow
 		if a == nil {
@@ -209,7 +213,7 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 		if a.APIVersion == "v2" {
 			path = "/api/v2/monitor/health"
 		}
-		check = httpGet("airflow", a.URL, path, "airflow", auth, a.Timeout, nil)
+		check = httpGet("airflow", a.URL, path, "airflow", "airflow.url", auth, a.Timeout, nil, airflowHealth)
 	case Slack:
 		if cfg.Slack == nil {
 			return s
@@ -266,15 +270,129 @@ func configKey(b Backend) string {
 	return string(b)
 }
 
-func httpGet(name, base, path, key string, auth httpapi.Auth, timeout time.Duration, q url.Values) func(context.Context) error {
+// maxProbeAnswer bounds a probe's answer: every documented health or list answer is far smaller.
+const maxProbeAnswer = 1 << 20
+
+// httpGet probes with one GET and passes only when the answer has the documented shape: a proxy,
+// a login page or any endpoint answering 200 with something else is not the backend.
+func httpGet(name, base, path, configKey, urlKey string, auth httpapi.Auth, timeout time.Duration, q url.Values, shape func(json.RawMessage) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		c, err := httpapi.New(name, base, key, auth, timeout)
+		c, err := httpapi.New(name, base, configKey, auth, timeout)
 		if err != nil {
 			return err
 		}
+		c.URLKey = urlKey
 		c.Retries = 0 // a health probe reports the first answer
-		return c.Do(ctx, "GET", path, q, nil, nil)
+		c.MaxBody = maxProbeAnswer
+		var answer json.RawMessage
+		if err := c.Do(ctx, "GET", path, q, nil, &answer); err != nil {
+			return err
+		}
+		if err := shape(answer); err != nil {
+			return fmt.Errorf("%s: GET %s answered, but not as %s does: %w (is %s the right endpoint?)", name, path, name, err, urlKey)
+		}
+		return nil
 	}
+}
+
+// decodeShape decodes a probe's answer into v, saying only what kind of JSON came instead.
+func decodeShape(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return errors.New("empty answer")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return errors.New("not the documented JSON object")
+	}
+	return nil
+}
+
+// connectRoot: Kafka Connect's GET / answers {"version", "commit", "kafka_cluster_id"}.
+func connectRoot(raw json.RawMessage) error {
+	var v struct {
+		Version        string `json:"version"`
+		KafkaClusterID string `json:"kafka_cluster_id"`
+	}
+	if err := decodeShape(raw, &v); err != nil {
+		return err
+	}
+	if v.Version == "" || v.KafkaClusterID == "" {
+		return errors.New("no version and kafka_cluster_id")
+	}
+	return nil
+}
+
+// confluentList: Confluent Cloud list answers carry their api_version, kind and a data array.
+func confluentList(apiVersion, kind string) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		var v struct {
+			APIVersion string          `json:"api_version"`
+			Kind       string          `json:"kind"`
+			Data       json.RawMessage `json:"data"`
+		}
+		if err := decodeShape(raw, &v); err != nil {
+			return err
+		}
+		if v.APIVersion != apiVersion || v.Kind != kind || len(v.Data) == 0 || v.Data[0] != '[' {
+			return fmt.Errorf("not a %s %s with a data array", apiVersion, kind)
+		}
+		return nil
+	}
+}
+
+// dbtAccount: dbt Cloud's account answer is {"status": {"is_success": true}, "data": {"id": N}}
+// for the configured account.
+func dbtAccount(id int64) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		var v struct {
+			Status struct {
+				IsSuccess *bool `json:"is_success"`
+			} `json:"status"`
+			Data *struct {
+				ID int64 `json:"id"`
+			} `json:"data"`
+		}
+		if err := decodeShape(raw, &v); err != nil {
+			return err
+		}
+		if v.Status.IsSuccess == nil || !*v.Status.IsSuccess || v.Data == nil {
+			return errors.New("no successful status and account data")
+		}
+		if v.Data.ID != id {
+			return fmt.Errorf("the account is %d, not dbt.cloud.account_id %d", v.Data.ID, id)
+		}
+		return nil
+	}
+}
+
+// airflowHealth: Airflow's health answer names each component's status; the metadatabase must be
+// there and every component named must be healthy, or DAG runs will not happen.
+func airflowHealth(raw json.RawMessage) error {
+	var v map[string]json.RawMessage
+	if err := decodeShape(raw, &v); err != nil {
+		return err
+	}
+	if _, ok := v["metadatabase"]; !ok {
+		return errors.New("no metadatabase status")
+	}
+	var unhealthy []string
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		var c struct {
+			Status *string `json:"status"`
+		}
+		if json.Unmarshal(v[name], &c) != nil || c.Status == nil {
+			if name == "metadatabase" {
+				return errors.New("no metadatabase status")
+			}
+			continue
+		}
+		if *c.Status != "healthy" {
+			unhealthy = append(unhealthy, fmt.Sprintf("%.40s is %.20q", name, *c.Status))
+		}
+	}
+	if len(unhealthy) > 0 {
+		return fmt.Errorf("airflow answered, but %s", strings.Join(unhealthy, ", "))
+	}
+	return nil
 }
 
 func statFile(p string) error {

@@ -197,3 +197,65 @@ func TestEndpointsNeverShowPasswords(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint that answers 200 with something other than the documented answer — random bytes,
+// a huge body, the wrong JSON, a health answer naming a sick component — is not reported
+// reachable, and the error says it answered but not as the backend does.
+func TestProbesPassOnlyOnTheDocumentedShape(t *testing.T) {
+	garbage := []byte{0x8f, 0x00, 0x13, 'x', 0xff, '{', 0x7f}
+	answers := map[string]func(w http.ResponseWriter){
+		"random bytes": func(w http.ResponseWriter) { w.Write(garbage) },
+		"huge body": func(w http.ResponseWriter) {
+			chunk := []byte(strings.Repeat(" ", 64<<10))
+			for i := 0; i < 300<<20/len(chunk); i++ { // 300 MB offered; the probe stops at its cap
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		},
+		"another JSON object": func(w http.ResponseWriter) { w.Write([]byte(`{"status":"ok","data":{"id":42}}`)) },
+		"a JSON array":        func(w http.ResponseWriter) { w.Write([]byte(`[]`)) },
+		"an HTML page":        func(w http.ResponseWriter) { w.Write([]byte(`<html><body>Sign in</body></html>`)) },
+	}
+	for what, answer := range answers {
+		t.Run(what, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				answer(w)
+			}))
+			defer srv.Close()
+			cfg := &config.Config{
+				Source:  "test",
+				Connect: &config.Connect{URL: srv.URL, Timeout: 5 * time.Second},
+				ConfluentCloud: &config.ConfluentCloud{APIURL: srv.URL, APIKey: "k", APISecret: "s", FlinkURL: srv.URL,
+					OrganizationID: "org-1", EnvironmentID: "env-1", KafkaClusterID: "lkc-1", Timeout: 5 * time.Second},
+				DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: srv.URL, AccountID: 42, Token: "t", Timeout: 5 * time.Second}},
+				Airflow: &config.Airflow{URL: srv.URL, APIVersion: "v2", Token: "t", Timeout: 5 * time.Second},
+			}
+			r := Check(context.Background(), "dw-test", cfg, lazyStore(t), []Backend{Connect, Flink, Tableflow, DBTCloud, Airflow})
+			for _, s := range r.Backends {
+				if s.Reachable == nil || *s.Reachable || s.Error == "" {
+					t.Errorf("%s: %+v, want a failed probe", s.Backend, s)
+				}
+				if len(s.Error) > 400 || strings.ContainsAny(s.Error, "\x00\x7f") || strings.Contains(s.Error, "Sign in") {
+					t.Errorf("%s: the error should describe the answer, not quote it: %q", s.Backend, s.Error)
+				}
+			}
+			if r.Healthy {
+				t.Error("report must be unhealthy")
+			}
+		})
+	}
+}
+
+func TestAirflowHealthNamesTheSickComponent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"metadatabase":{"status":"healthy"},"scheduler":{"status":"unhealthy","latest_scheduler_heartbeat":null}}`))
+	}))
+	defer srv.Close()
+	cfg := &config.Config{Source: "test", Airflow: &config.Airflow{URL: srv.URL, APIVersion: "v2", Token: "t", Timeout: 5 * time.Second}}
+	s := byName(Check(context.Background(), "dw-test", cfg, lazyStore(t), []Backend{Airflow}))[Airflow]
+	if s.Reachable == nil || *s.Reachable || !strings.Contains(s.Error, `scheduler is "unhealthy"`) {
+		t.Errorf("airflow: %+v", s)
+	}
+}

@@ -6,6 +6,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +57,12 @@ type Client struct {
 	Backoff time.Duration
 	// ConfigKey names the config section, for messages that say what to fix.
 	ConfigKey string
+	// MaxBody bounds the bytes of one answer read into memory (default MaxBody); a larger answer
+	// is an error, not a truncated read.
+	MaxBody int64
+	// URLKey is the config key of the base URL, named when the endpoint cannot be reached
+	// (default ConfigKey + ".url").
+	URLKey string
 }
 
 // New builds a client for baseURL.
@@ -64,7 +72,7 @@ func New(name, baseURL, configKey string, auth Auth, timeout time.Duration) (*Cl
 		return nil, fmt.Errorf("%s: invalid URL %q: set %s", name, baseURL, configKey)
 	}
 	return &Client{Name: name, BaseURL: u, Auth: auth, HTTP: &http.Client{}, Timeout: timeout, Retries: 2,
-		Backoff: 200 * time.Millisecond, ConfigKey: configKey}, nil
+		Backoff: 200 * time.Millisecond, ConfigKey: configKey, URLKey: configKey + ".url"}, nil
 }
 
 // Error is a non-2xx answer.
@@ -194,16 +202,24 @@ func (c *Client) once(ctx context.Context, budgetEnd time.Time, method, target, 
 			// answer within the configured timeout.
 			return false, fmt.Errorf("%s: %s %s: no answer within %s (raise %s.timeout, or check the endpoint)", c.Name, method, path, c.Timeout, c.ConfigKey)
 		}
-		return true, fmt.Errorf("%s: %s %s: %w (is %s reachable? check %s.url)", c.Name, method, path, scrubURLError(err), c.BaseURL.Host, c.ConfigKey)
+		return true, fmt.Errorf("%s: %s %s: %w (is %s reachable? check %s)", c.Name, method, path, scrubURLError(err), c.BaseURL.Host, c.urlKey())
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	limit := c.MaxBody
+	if limit <= 0 {
+		limit = MaxBody
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return true, fmt.Errorf("%s: %s %s: read body: %w", c.Name, method, path, err)
 	}
+	if int64(len(data)) > limit {
+		// Not the documented answer of any API we call; reading on would only fill memory.
+		return false, fmt.Errorf("%s: %s %s: the answer is larger than %d bytes, not the documented response (check %s)", c.Name, method, path, limit, c.urlKey())
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		apiErr := &Error{API: c.Name, Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status,
-			Message: errorMessage(data), Code: errorCode(data), ConfigKey: c.ConfigKey}
+			Message: scrubCredentials(errorMessage(data), req.Header.Get("Authorization")), Code: errorCode(data), ConfigKey: c.ConfigKey}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return true, retryAfterError{apiErr, retryAfter(resp.Header.Get("Retry-After"))}
 		}
@@ -213,9 +229,78 @@ func (c *Client) once(ctx context.Context, budgetEnd time.Time, method, target, 
 		return false, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return false, fmt.Errorf("%s: %s %s: unexpected answer (not the documented JSON): %w", c.Name, method, path, err)
+		return false, fmt.Errorf("%s: %s %s: unexpected answer (not the documented JSON): %s (check %s)", c.Name, method, path, describeJSONError(err), c.urlKey())
 	}
 	return false, nil
+}
+
+// MaxBody bounds an answer read into memory: every documented answer is far smaller.
+const MaxBody = 32 << 20
+
+func (c *Client) urlKey() string {
+	if c.URLKey != "" {
+		return c.URLKey
+	}
+	return c.ConfigKey + ".url"
+}
+
+// describeJSONError says what was wrong with an answer without quoting it: the answer of a
+// misconfigured endpoint (or a proxy's page) may hold anything.
+func describeJSONError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("a JSON %s where %s was expected at byte %d", typ.Value, typ.Type, typ.Offset)
+	}
+	return "invalid JSON"
+}
+
+// scrubCredentials removes from a backend's message every form of the credentials we sent with
+// the request: a backend or proxy that echoes the request's headers would otherwise relay them.
+func scrubCredentials(msg, authorization string) string {
+	for _, f := range CredentialForms(authorization) {
+		msg = strings.ReplaceAll(msg, f, "[redacted]")
+	}
+	return msg
+}
+
+// CredentialForms lists the forms an Authorization header's credentials can take in an echo: the
+// whole value, the credentials after the scheme, for Basic the decoded user:password and
+// password, and each of those percent-encoded. Forms shorter than 4 bytes are left out, as they
+// would scrub ordinary words.
+func CredentialForms(authorization string) []string {
+	if authorization == "" {
+		return nil
+	}
+	forms := []string{authorization}
+	scheme, cred, ok := strings.Cut(authorization, " ")
+	if ok {
+		forms = append(forms, cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if dec, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				forms = append(forms, string(dec))
+				if _, pw, ok := strings.Cut(string(dec), ":"); ok {
+					forms = append(forms, pw)
+				}
+			}
+			forms = append(forms, strings.TrimRight(cred, "="))
+		}
+	}
+	for _, f := range slices.Clone(forms) {
+		forms = append(forms, url.QueryEscape(f), url.PathEscape(f))
+	}
+	var out []string
+	for _, f := range forms {
+		if len(f) >= 4 && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	// Longest first, so a whole form is replaced before a part of it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 func (e retryAfterError) Unwrap() error { return e.error }

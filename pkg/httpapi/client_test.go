@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -181,5 +184,79 @@ func TestRetriesStayInsideTheTimeoutBudget(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Fatalf("waited out a 30s Retry-After inside a 300ms budget: %d calls", calls.Load())
+	}
+}
+
+// A backend (or a proxy before it) that echoes the request's headers in its error body must not
+// get our credentials into the error text, in any encoding.
+func TestErrorsNeverRelayTheCredentialsWeSent(t *testing.T) {
+	const user, password, token = "svc-key", "p@ss:w0rd/é+x", "tok_9f8e7d6c5b4a"
+	for name, auth := range map[string]Auth{"basic": Basic(user, password), "bearer": Bearer(token), "token": TokenHeader(token)} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h := r.Header.Get("Authorization")
+				_, cred, _ := strings.Cut(h, " ")
+				w.WriteHeader(http.StatusUnauthorized)
+				// Echo the header as sent, its credentials alone, percent-encoded, and as JSON.
+				fmt.Fprintf(w, "denied for %s; cred=%s; q=%s; p=%s", h, cred, url.QueryEscape(h), url.PathEscape(cred))
+				if u, p, ok := r.BasicAuth(); ok {
+					fmt.Fprintf(w, "; up=%s; pw=%s; raw=%s", url.QueryEscape(u+":"+p), url.PathEscape(p), p)
+				}
+			}))
+			defer srv.Close()
+			c, err := New("echo api", srv.URL, "echo", auth, 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Do(context.Background(), "GET", "/x", nil, nil, nil)
+			if err == nil {
+				t.Fatal("want a 401 error")
+			}
+			msg := err.Error()
+			basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+			for _, leak := range []string{password, token, basic, strings.TrimRight(basic, "="), url.QueryEscape(password), url.QueryEscape(basic), url.QueryEscape("Basic " + basic), url.PathEscape(password)} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("the error relays %q: %s", leak, msg)
+				}
+			}
+			if !strings.Contains(msg, "denied for") || !strings.Contains(msg, "[redacted]") {
+				t.Errorf("the server's message should stay, scrubbed: %s", msg)
+			}
+		})
+	}
+}
+
+func TestCredentialForms(t *testing.T) {
+	basic := base64.StdEncoding.EncodeToString([]byte("u:secretpw"))
+	forms := CredentialForms("Basic " + basic)
+	for _, want := range []string{"Basic " + basic, basic, "u:secretpw", "secretpw", url.QueryEscape(basic)} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("CredentialForms lacks %q: %q", want, forms)
+		}
+	}
+	if CredentialForms("") != nil {
+		t.Error("no header, no forms")
+	}
+}
+
+// An answer larger than the client's bound is an error once the bound is read, not a read to the
+// end of the body.
+func TestAnswersAreBoundedInBytes(t *testing.T) {
+	var written atomic.Int64
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("[", 32<<10))
+		for i := 0; i < 1000; i++ { // 32 MB offered
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	c.MaxBody = 64 << 10
+	var out any
+	err := c.Do(context.Background(), "GET", "/big", nil, nil, &out)
+	if err == nil || !strings.Contains(err.Error(), "larger than 65536 bytes") || !strings.Contains(err.Error(), "test.url") {
+		t.Fatalf("err = %v", err)
 	}
 }

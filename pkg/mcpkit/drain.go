@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // drainTimeout bounds how long a closed stdin waits for in-flight requests to be answered.
@@ -22,11 +25,14 @@ type drain struct {
 	in  *bufio.Reader
 	out io.Writer
 
+	wmu     sync.Mutex
 	mu      sync.Mutex
 	pending map[string]bool
 	changed chan struct{}
 	buf     []byte // unread rest of the current input line
-	partial []byte // unterminated output line
+	// initialized: an initialize request has come in (Read runs on one goroutine).
+	initialized bool
+	partial     []byte // unterminated output line
 }
 
 func newDrain(ctx context.Context, in io.Reader, out io.Writer) *drain {
@@ -36,17 +42,33 @@ func newDrain(ctx context.Context, in io.Reader, out io.Writer) *drain {
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// stateless: a request of the 2026-07-28 protocol, which has no initialize: the client learns the
+// versions with server/discover and names its version in every request's _meta.
+func (e rpcEnvelope) stateless() bool {
+	_, ok := e.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return ok || e.Method == string(mcp.MethodServerDiscover)
 }
 
 func (d *drain) Read(p []byte) (int, error) {
-	if len(d.buf) == 0 {
+	for len(d.buf) == 0 {
 		line, err := d.in.ReadBytes('\n')
 		if len(line) > 0 {
 			var env rpcEnvelope
-			if json.Unmarshal(bytes.TrimSpace(line), &env) == nil && env.Method != "" && len(env.ID) > 0 && string(env.ID) != "null" {
-				d.mu.Lock()
-				d.pending[string(env.ID)] = true
-				d.mu.Unlock()
+			if json.Unmarshal(bytes.TrimSpace(line), &env) == nil && len(env.ID) > 0 && string(env.ID) != "null" {
+				if refusal := d.refuse(env); refusal != nil {
+					d.Write(refusal) // the server never sees the line
+					continue
+				}
+				if env.Method != "" {
+					d.mu.Lock()
+					d.pending[string(env.ID)] = true
+					d.mu.Unlock()
+				}
 			}
 			d.buf = line
 		} else if err != nil {
@@ -59,6 +81,37 @@ func (d *drain) Read(p []byte) (int, error) {
 	n := copy(p, d.buf)
 	d.buf = d.buf[n:]
 	return n, nil
+}
+
+// refuse answers, in the order the client sent them, the requests the protocol forbids: an id
+// that is not a string or a number (JSON-RPC 2.0), and any request but initialize and ping before
+// initialize (the MCP lifecycle; a stateless 2026-07-28 request needs none). Checking the stream's order, not the server's state, keeps a
+// script that pipes initialize and a call without waiting working.
+func (d *drain) refuse(env rpcEnvelope) []byte {
+	var id any = json.RawMessage(env.ID)
+	msg := ""
+	switch {
+	case !validID(env.ID):
+		id, msg = nil, "invalid request: id must be a string or a number"
+	case env.Method == "initialize":
+		d.initialized = true
+	case env.Method != "" && env.Method != "ping" && !d.initialized && !env.stateless():
+		msg = fmt.Sprintf("%s before initialize: send initialize first (MCP lifecycle)", ellipsize(env.Method, 64))
+	}
+	if msg == "" {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32600, "message": msg}})
+	return append(b, '\n')
+}
+
+// validID: a JSON string or number.
+func validID(id json.RawMessage) bool {
+	switch id[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
 }
 
 func (d *drain) waitAnswered() {
@@ -82,7 +135,9 @@ func (d *drain) waitAnswered() {
 }
 
 func (d *drain) Write(p []byte) (int, error) {
+	d.wmu.Lock() // the server's answers and drain's own refusals never interleave
 	n, err := d.out.Write(p)
+	d.wmu.Unlock()
 	d.mu.Lock()
 	d.partial = append(d.partial, p[:n]...)
 	for {
@@ -102,4 +157,12 @@ func (d *drain) Write(p []byte) (int, error) {
 	default:
 	}
 	return n, err
+}
+
+// ellipsize cuts s to at most n runes, marking the cut.
+func ellipsize(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

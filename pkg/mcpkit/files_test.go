@@ -1,11 +1,13 @@
 package mcpkit
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -22,7 +24,9 @@ func storeEnv(t *testing.T) (*Env, string) {
 	if _, err := receipts.LoadOrCreateKey(receipts.KeyPath(storePath)); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Config: &config.Config{Store: config.Store{Path: storePath}}}, dir
+	e := &Env{Config: &config.Config{Store: config.Store{Path: storePath}}}
+	e.Roots.Allow(filepath.Dir(dir)) // the test's scratch directories
+	return e, dir
 }
 
 func TestCheckPathRefusesPrivateFilesHoweverNamed(t *testing.T) {
@@ -96,7 +100,7 @@ func TestReadFileRefusesDevicesDirectoriesAndHugeFiles(t *testing.T) {
 	big := filepath.Join(dir, "big.json")
 	writeFile(t, big, strings.Repeat(" ", 101))
 	for _, c := range []struct{ path, want string }{
-		{"/dev/null", "not a regular file"},
+		{"/dev/null", "outside the directories tools may read"},
 		{dir, "not a regular file"},
 		{big, "larger than 100 bytes"},
 		{filepath.Join(dir, "missing"), "no such file"},
@@ -114,14 +118,17 @@ func TestSanitizeExcerpts(t *testing.T) {
 		content         []byte
 		want            string
 	}{
-		{"avro unknown type", "avro: unknown type: " + key, "k.avsc", []byte(key + "\n"), "avro: unknown type: 2597e547…"},
-		{"quoted", `unknown type "` + key + `" (want one of string)`, "", []byte(key), `unknown type "2597e547…" (want one of string)`},
-		{"short words stay", "line 3: field owner not found", "", []byte("owner: x"), "line 3: field owner not found"},
+		{"avro unknown type", "avro: unknown type: " + key, "k.avsc", []byte(key + "\n"), "avro: unknown type: … (at line 1, column 1)"},
+		{"quoted", `unknown type "` + key + `" (want one of string)`, "", []byte(key), `unknown type "…" (want one of string) (at line 1, column 1)`},
+		{"a word of the file is masked", "line 3: field owner not found", "", []byte("x: 1\nowner: x"), "line 3: field … not found (at line 2, column 1)"},
+		{"shadow line split by colons", "field root:*:20228:0:99999:7:: not found", "", []byte("root:*:20228:0:99999:7:::\n"), "field … not found (at line 1, column 1)"},
+		{"KEY=VALUE line", `unknown key "DB_PASSWORD=hunter22"`, "", []byte("HOME=/x\nDB_PASSWORD=hunter22\n"), `unknown key "…" (at line 2, column 1)`},
+		{"line without a separator", "yaml: line 1: cannot unmarshal !!str `-----BEGIN OPENSSH PRIVATE KEY-----` into catalogfile.File", "", []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"), "yaml: line 1: cannot unmarshal !!str `… … … KEY-----` into catalogfile.File (at line 1, column 1)"},
 		{"long words not from the file stay", "cannot unmarshal into catalogfile.assetEntry", "", []byte("x"), "cannot unmarshal into catalogfile.assetEntry"},
 		{"the path stays", "/very/long/path/to/schemas/orders-value.avsc: bad", "/very/long/path/to/schemas/orders-value.avsc", []byte("/very/long/path/to/schemas/orders-value.avsc"), "/very/long/path/to/schemas/orders-value.avsc: bad"},
 		{"no content: long words cut", `parsing time "` + key + `"`, "", nil, `parsing time "2597e547…"`},
 		{"no content: file names stay", "/tmp/events/run-2026-11-29.json: bad", "", nil, "/tmp/events/run-2026-11-29.json: bad"},
-		{"control characters", "bad\x00\x1b[31m " + key, "", []byte(key), "bad  [31m 2597e547…"},
+		{"control characters", "bad\x00\x1b[31m " + key, "", []byte(key), "bad  [31m … (at line 1, column 1)"},
 	} {
 		if got := SanitizeExcerpts(c.msg, c.path, c.content); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
@@ -135,6 +142,12 @@ func TestSanitizeExcerpts(t *testing.T) {
 	err := ContentError(base, "k.avsc", []byte(key))
 	if strings.Contains(err.Error(), key) || !errors.Is(err, base) {
 		t.Errorf("ContentError = %v (Is base: %v)", err, errors.Is(err, base))
+	}
+	raw := []byte("{\n  \"type\": \"record\",\n  \"name\" \"x\"\n}")
+	var v any
+	jerr := json.Unmarshal(raw, &v)
+	if got := ContentError(jerr, "s.avsc", raw).Error(); !strings.Contains(got, "(at line 3, column 10)") {
+		t.Errorf("JSON syntax error should carry its line and column: %s", got)
 	}
 	if clean := errors.New("fine"); ContentError(clean, "", nil) != clean {
 		t.Error("an error with nothing to cut should come back as it was")
@@ -153,14 +166,14 @@ func FuzzSanitizeExcerpts(f *testing.F) {
 		if n := utf8.RuneCountInString(got); n > maxErrorText+1 {
 			t.Fatalf("%d runes", n)
 		}
-		words := strings.FieldsFunc(got, func(r rune) bool {
-			return strings.ContainsRune(" \t\n\r\v\f\"'`:,;()[]{}<>=", r) || r < 0x20 || r == 0x7f || r == 0x85 || r == 0xa0
-		})
+		// No word of the content of 4 or more characters survives, unless it is the parser's
+		// vocabulary ("field", "expected").
+		words := strings.FieldsFunc(got, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
 		if len(words) > 0 {
 			words = words[:len(words)-1] // the last may be cut by the bound
 		}
 		for _, w := range words {
-			if utf8.RuneCountInString(w) > maxExcerpt && strings.Contains(content, w) {
+			if utf8.RuneCountInString(w) >= minQuoted && !parserWords[strings.ToLower(w)] && strings.Contains(content, w) && !strings.Contains(" at line column ", " "+w+" ") {
 				t.Fatalf("kept %q from the content in %q", w, got)
 			}
 		}
@@ -179,6 +192,7 @@ func TestCheckPathFollowsAStoreSymlinkToItsJournals(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Env{Config: &config.Config{Store: config.Store{Path: storePath}}}
+	e.Roots.Allow(filepath.Dir(real))
 	for _, p := range []string{filepath.Join(real, "dw.db-wal"), filepath.Join(real, "dw.db-shm"), filepath.Join(home, ".RECEIPTS.KEY.42")} {
 		if err := e.CheckPath(p); !errors.Is(err, ErrPrivateFile) {
 			t.Errorf("CheckPath(%s) = %v, want ErrPrivateFile", p, err)
@@ -186,5 +200,74 @@ func TestCheckPathFollowsAStoreSymlinkToItsJournals(t *testing.T) {
 	}
 	if err := e.CheckPath(filepath.Join(real, "schema.avsc")); err != nil {
 		t.Errorf("a file beside the real store was refused: %v", err)
+	}
+}
+
+func TestCheckPathConfinesFilesToTheAllowedRoots(t *testing.T) {
+	confDir, outside, client := t.TempDir(), t.TempDir(), t.TempDir()
+	cfgPath := filepath.Join(confDir, "dw.yaml")
+	writeFile(t, cfgPath, "")
+	inside := filepath.Join(confDir, "schemas", "orders.avsc")
+	if err := os.MkdirAll(filepath.Dir(inside), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, inside, `"string"`)
+	secret := filepath.Join(outside, "shadow")
+	writeFile(t, secret, "root:*:20228:0:99999:7:::\n")
+	link := filepath.Join(confDir, "schemas", "link.avsc")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Config: &config.Config{Source: cfgPath, Store: config.Store{Path: filepath.Join(confDir, "dw.db")}}}
+
+	for _, p := range []string{inside, filepath.Join(confDir, "schemas", "..", "dw.yaml"), filepath.Join(confDir, "not-yet.json")} {
+		if err := e.CheckPath(p); err != nil {
+			t.Errorf("CheckPath(%s) = %v, want nil (under the config file's directory)", p, err)
+		}
+	}
+	for how, p := range map[string]string{
+		"outside":         secret,
+		"symlink out":     link,
+		"dotdot out":      filepath.Join(confDir, "..", filepath.Base(outside), "shadow"),
+		"absolute system": "/etc/passwd",
+	} {
+		err := e.CheckPath(p)
+		if !errors.Is(err, ErrOutsideRoots) {
+			t.Errorf("%s (%s): got %v, want ErrOutsideRoots", how, p, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "--config") || !strings.Contains(err.Error(), "MCP root") || strings.Contains(err.Error(), "root:*") {
+			t.Errorf("%s: the refusal should name the settings and nothing of the file: %v", how, err)
+		}
+		if _, err := e.ReadFile(p, 1<<20); !errors.Is(err, ErrOutsideRoots) {
+			t.Errorf("ReadFile %s: %v", how, err)
+		}
+	}
+
+	// Directories the config names are roots too, and so are the client's MCP roots.
+	manifest := filepath.Join(outside, "proj", "target", "manifest.json")
+	e.Config.DBT = &config.DBT{ManifestPath: manifest}
+	if err := e.CheckPath(filepath.Join(outside, "proj", "models", "x.sql")); err != nil {
+		t.Errorf("the dbt project above target/ should be a root: %v", err)
+	}
+	inClient := filepath.Join(client, "a.avsc")
+	if err := e.CheckPath(inClient); !errors.Is(err, ErrOutsideRoots) {
+		t.Fatalf("before the client declares roots: %v", err)
+	}
+	e.Roots.SetClient(FileURIPaths([]string{"file://" + filepath.ToSlash(client), "https://example.com/x", "file://other-host/x"}))
+	if err := e.CheckPath(inClient); err != nil {
+		t.Errorf("an MCP root should be allowed: %v", err)
+	}
+	e.Roots.SetClient(nil)
+	if err := e.CheckPath(inClient); !errors.Is(err, ErrOutsideRoots) {
+		t.Errorf("a root the client withdrew is still allowed: %v", err)
+	}
+}
+
+func TestFileURIPaths(t *testing.T) {
+	got := FileURIPaths([]string{"file:///home/me/proj", "file://localhost/srv/x/", "file:///a%20b", "http://x/y", "file://host/z", "::"})
+	want := []string{"/home/me/proj", "/srv/x", "/a b"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("FileURIPaths = %q, want %q", got, want)
 	}
 }

@@ -40,6 +40,8 @@ type Env struct {
 	Secrets *config.Redactor
 	// Lookup reads the process environment (for human subcommands such as DW_APPROVER_TOKEN).
 	Lookup config.LookupEnv
+	// Roots widens the directories caller-given files may be read from (MCP roots; files.go).
+	Roots FileRoots
 }
 
 // AddSecret makes s a secret Redact scrubs from now on (e.g. the receipts key, once loaded).
@@ -158,7 +160,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	}
 	o := ServerOptions{
 		Name: a.Name, Version: version.Version, Instructions: a.Instructions,
-		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall,
+		Logger: e.Logger, Redact: e.Redact, Record: e.recordCall, ClientRoots: e.Roots.SetClient,
 	}
 	if a.Prompts != nil {
 		o.Prompts = a.Prompts(e)
@@ -173,6 +175,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	case "tools":
 		return listTools(ctx, srv, stdio)
 	case "call":
+		e.Roots.AllowWorkingDir() // a person's or a CI job's own checkout
 		return callTool(ctx, srv, rest, stdio, a.Name, e)
 	default:
 		fmt.Fprintf(stdio.Err, "%s: unknown command %q\n", a.Name, cmd)
@@ -190,7 +193,7 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 	for _, w := range cfg.SecretWarnings() {
 		logger.Warn(w)
 	}
-	secrets := cfg.NewRedactor()
+	secrets := NewRedactor(cfg)
 	return &Env{
 		Agent:   agent,
 		Config:  cfg,

@@ -27,7 +27,7 @@ func TestAPartialResultKeepsWhatWasDone(t *testing.T) {
 	var recorded []string
 	h := auditMiddleware(ServerOptions{Record: func(_ context.Context, _ string, _ []byte, outcome string, _ time.Duration, errText string) {
 		recorded = append(recorded, outcome+": "+errText)
-	}})(tool.Handler)
+	}}, &rootsCache{})(tool.Handler)
 	call := func(table string) *mcp.CallToolResult {
 		t.Helper()
 		res, err := h(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "run_steps", Arguments: map[string]any{"table": table}}})

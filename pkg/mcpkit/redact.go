@@ -3,12 +3,17 @@ package mcpkit
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/httpapi"
 )
 
 // redactResult scrubs secrets from every text and the structured content of a result, error or
@@ -203,4 +208,61 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.Default()
+}
+
+// NewRedactor is the config's redactor widened to every form in which a configured credential
+// leaves the process: a backend or proxy that echoes our request can relay the Authorization
+// header (base64 of user:password, a bearer or token header) or a percent-encoded secret, and
+// the plain secret alone would not match those.
+func NewRedactor(cfg *config.Config) *config.Redactor {
+	r := cfg.NewRedactor()
+	for _, s := range SecretForms(cfg) {
+		r.Add(s)
+	}
+	return r
+}
+
+// SecretForms lists the encoded forms of the configured credentials: for each user and password
+// sent as HTTP Basic auth, the header, its base64 and their percent-encodings; for each token the
+// Bearer and Token headers; for every secret its percent-encodings.
+func SecretForms(cfg *config.Config) []string {
+	var out []string
+	basic := func(user, password string) {
+		if password == "" {
+			return
+		}
+		out = append(out, httpapi.CredentialForms("Basic "+base64.StdEncoding.EncodeToString([]byte(user+":"+password)))...)
+	}
+	token := func(tok string) {
+		if tok == "" {
+			return
+		}
+		out = append(out, httpapi.CredentialForms("Bearer "+tok)...)
+		out = append(out, httpapi.CredentialForms("Token "+tok)...)
+	}
+	if r := cfg.SchemaRegistry; r != nil {
+		basic(r.Username, r.Password)
+	}
+	if c := cfg.Connect; c != nil {
+		basic(c.Username, c.Password)
+	}
+	if cc := cfg.ConfluentCloud; cc != nil {
+		basic(cc.APIKey, cc.APISecret)
+		basic(cc.FlinkAPIKey, cc.FlinkAPISecret)
+	}
+	if a := cfg.Airflow; a != nil {
+		basic(a.Username, a.Password)
+		token(a.Token)
+	}
+	if d := cfg.DBT; d != nil && d.Cloud != nil {
+		token(d.Cloud.Token)
+	}
+	for _, s := range cfg.Secrets() {
+		for _, f := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+			if f != s {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

@@ -3,14 +3,18 @@ package mcpkit
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/dataworkers/dw/pkg/config"
 )
 
 // The secrets: one plain, one JSON escapes (& < >), so a scrub of encoded text alone would miss it.
@@ -256,5 +260,42 @@ func TestRedactionScrubsStringValuesOnly(t *testing.T) {
 	b, _ = json.Marshal(clean)
 	if got := redactText(string(b), redact); got != string(b) {
 		t.Errorf("clean text changed: %s", got)
+	}
+}
+
+// Every form in which a configured credential leaves the process is scrubbed, not only the
+// plain secret: the base64 of user:password in an echoed Basic header, bearer and token
+// headers, and percent-encoded secrets.
+func TestNewRedactorScrubsEveryEncodingOfAConfiguredSecret(t *testing.T) {
+	cfg := &config.Config{
+		Connect:        &config.Connect{URL: "http://c", Username: "connect-user", Password: "c0nn3ct/p@ss"},
+		ConfluentCloud: &config.ConfluentCloud{APIKey: "CCKEY123", APISecret: "cc+secret/xyz=="},
+		Airflow:        &config.Airflow{URL: "http://a", Token: "af-tok-5566"},
+		DBT:            &config.DBT{Cloud: &config.DBTCloud{Token: "dbtc_abcdef123"}},
+	}
+	redact := NewRedactor(cfg).Redact
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, leak := range []string{
+		"Authorization: Basic " + b64("connect-user:c0nn3ct/p@ss"),
+		b64("CCKEY123:cc+secret/xyz=="),
+		strings.TrimRight(b64("CCKEY123:cc+secret/xyz=="), "="),
+		url.QueryEscape("Basic " + b64("connect-user:c0nn3ct/p@ss")),
+		"Bearer af-tok-5566",
+		"Token dbtc_abcdef123",
+		url.QueryEscape("cc+secret/xyz=="),
+		url.PathEscape("c0nn3ct/p@ss"),
+	} {
+		got := redact("proxy echoed: " + leak + " (end)")
+		for _, part := range []string{"c0nn3ct", "cc+secret", "cc%2Bsecret", "af-tok", "dbtc_", b64("connect-user:c0nn3ct/p@ss")[:12], b64("CCKEY123:cc+secret/xyz==")[:12]} {
+			if strings.Contains(got, part) {
+				t.Errorf("%q: %q survives in %q", leak, part, got)
+			}
+		}
+		if !strings.Contains(got, "[redacted]") || !strings.HasSuffix(got, " (end)") {
+			t.Errorf("%q scrubbed to %q", leak, got)
+		}
+	}
+	if got := redact("connect-user asked"); got != "connect-user asked" {
+		t.Errorf("a user name alone is not a secret: %q", got)
 	}
 }

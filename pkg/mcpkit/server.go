@@ -10,7 +10,11 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -67,6 +71,9 @@ type ServerOptions struct {
 	// Prompts and Resources are the agent's MCP prompts and resource kinds (may be empty).
 	Prompts   []Prompt
 	Resources []ResourceKind
+	// ClientRoots, when set, is given the directories of the MCP roots a client declares (asked
+	// for before a tool call, again after notifications/roots/list_changed).
+	ClientRoots func(dirs []string)
 }
 
 // NewServer builds the MCP server every agent serves: recovery, input and output schema validation,
@@ -80,13 +87,15 @@ func NewServer(tools []Tool, o ServerOptions) *server.MCPServer {
 func newServer(tools []Tool, o ServerOptions) (*server.MCPServer, *resourceSet) {
 	o.Logger = RedactingLogger(o.Logger, o.Redact)
 	var rs *resourceSet // set below; the hooks run only after the server is built
+	roots := &rootsCache{set: o.ClientRoots, logger: o.Logger}
+	roots.stale.Store(true)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		// Input is validated by each tool's handler (validate.go), with clearer messages than the
 		// server's own validator and the same path for `call`.
 		server.WithOutputSchemaValidation(),
-		server.WithToolHandlerMiddleware(auditMiddleware(o)),
+		server.WithToolHandlerMiddleware(auditMiddleware(o, roots)),
 		server.WithToolHandlerMiddleware(zeroTimeMiddleware(tools)),
 	}
 	if o.Logger != nil {
@@ -119,6 +128,9 @@ func newServer(tools []Tool, o ServerOptions) (*server.MCPServer, *resourceSet) 
 		st[i] = server.ServerTool{Tool: t.Def, Handler: t.Handler}
 	}
 	s.AddTools(st...)
+	s.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) {
+		roots.stale.Store(true)
+	})
 	addPrompts(s, o.Prompts, o.Redact)
 	rs = addResources(s, o.Resources, o.Logger, o.Redact)
 	return s, rs
@@ -139,17 +151,62 @@ func zeroTimeMiddleware(tools []Tool) server.ToolHandlerMiddleware {
 	}
 }
 
+// rootsTimeout bounds how long a tool call waits for the client to list its roots.
+const rootsTimeout = 5 * time.Second
+
+// rootsCache asks a client that declares the roots capability for its roots before a tool call,
+// and again only after the client says they changed.
+type rootsCache struct {
+	set    func([]string)
+	logger *slog.Logger
+	mu     sync.Mutex
+	stale  atomic.Bool
+}
+
+func (r *rootsCache) refresh(ctx context.Context) {
+	if r.set == nil || !r.stale.Load() {
+		return
+	}
+	session, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	srv := server.ServerFromContext(ctx)
+	if !ok || srv == nil || session.GetClientCapabilities().Roots == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stale.Load() {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
+	defer cancel()
+	res, err := srv.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	if err != nil {
+		if r.logger != nil {
+			r.logger.Warn("client declared roots but did not list them; files are read under the configured directories only", "error", err)
+		}
+		return
+	}
+	uris := make([]string, len(res.Roots))
+	for i, root := range res.Roots {
+		uris[i] = root.URI
+	}
+	r.set(FileURIPaths(uris))
+	r.stale.Store(false)
+}
+
 // auditMiddleware scrubs secrets from every result (error or not) and records every call. It hands
 // the server's logger to the handler, so a panic is logged through the same scrubbing.
-func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
+func auditMiddleware(o ServerOptions, roots *rootsCache) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			start := time.Now()
+			roots.refresh(ctx)
 			if o.Logger != nil {
 				ctx = context.WithValue(ctx, loggerKey{}, o.Logger)
 			}
 			res, err := next(ctx, req)
 			redactResult(res, o.Redact)
+			boundError(res) // after scrubbing: a cut must not leave part of a secret behind
 			if err != nil && o.Redact != nil {
 				if msg := o.Redact(err.Error()); msg != err.Error() {
 					err = errors.New(msg)
@@ -174,6 +231,80 @@ func auditMiddleware(o ServerOptions) server.ToolHandlerMiddleware {
 			return res, err
 		}
 	}
+}
+
+// maxErrorResult bounds an error result's text: an error that echoes a caller's megabyte
+// argument (or a backend's page) would flood the caller's context.
+const maxErrorResult = 2000
+
+// boundError cuts each text of an error result to maxErrorResult runes, saying how much was cut,
+// and replaces control and bidi-override characters, which a caller's input may carry.
+func boundError(res *mcp.CallToolResult) {
+	if res == nil || !res.IsError {
+		return
+	}
+	for i, c := range res.Content {
+		tc, ok := c.(mcp.TextContent)
+		if !ok {
+			continue
+		}
+		text := strings.Map(func(r rune) rune {
+			if (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r) {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(tc.Text, "\uFFFD"))
+		text = cutLongRuns(text)
+		if r := []rune(text); len(r) > maxErrorResult {
+			text = fmt.Sprintf("%s… (%d more characters not shown)", string(r[:maxErrorResult]), len(r)-maxErrorResult)
+		}
+		tc.Text = text
+		res.Content[i] = tc
+	}
+}
+
+// maxRun is the longest run without white space an error keeps whole: longer is an echoed value
+// (a megabyte identifier, a blob), of which the start says enough.
+const maxRun = 200
+
+// cutLongRuns shortens each run of more than maxRun characters without white space to its start
+// and a count.
+func cutLongRuns(text string) string {
+	fields := strings.FieldsFunc(text, unicode.IsSpace)
+	long := false
+	for _, f := range fields {
+		if utf8.RuneCountInString(f) > maxRun {
+			long = true
+			break
+		}
+	}
+	if !long {
+		return text
+	}
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		w := text[start:end]
+		if n := utf8.RuneCountInString(w); n > maxRun {
+			w = fmt.Sprintf("%s…[%d characters]", string([]rune(w)[:48]), n)
+		}
+		b.WriteString(w)
+		start = -1
+	}
+	for i, r := range text {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				flush(i)
+			}
+			b.WriteRune(r)
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		flush(len(text))
+	}
+	return b.String()
 }
 
 func resultText(res *mcp.CallToolResult) string {

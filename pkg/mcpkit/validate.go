@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -51,22 +52,65 @@ func (v *argValidator) validate(raw []byte) error {
 	if !errors.As(err, &verr) {
 		return err
 	}
-	return errors.New(strings.Join(leafMessages(verr), "; "))
+	var p problems
+	p.collect(verr)
+	return errors.New(p.String())
 }
 
-func leafMessages(e *jsonschema.ValidationError) []string {
+// A validation error goes back into the caller's context: it lists the first few problems, each
+// cut short (a message can quote the offending value or key, which may be a megabyte), and counts
+// the rest, so a 100,000-item array of wrong values is a short answer.
+const (
+	maxProblems     = 5
+	maxProblemRunes = 160
+)
+
+type problems struct {
+	shown []string
+	total int
+}
+
+func (p *problems) collect(e *jsonschema.ValidationError) {
 	if len(e.Causes) == 0 {
-		loc := "/" + strings.Join(e.InstanceLocation, "/")
-		if loc == "/" {
-			loc = "arguments"
+		p.total++
+		if len(p.shown) < maxProblems {
+			p.shown = append(p.shown, ellipsize(sanitizeProblem(location(e)+": "+e.ErrorKind.LocalizedString(englishPrinter)), maxProblemRunes))
 		}
-		return []string{loc + ": " + e.ErrorKind.LocalizedString(englishPrinter)}
+		return
 	}
-	var out []string
 	for _, c := range e.Causes {
-		out = append(out, leafMessages(c)...)
+		p.collect(c)
 	}
-	return out
+}
+
+func (p *problems) String() string {
+	msg := strings.Join(p.shown, "; ")
+	if more := p.total - len(p.shown); more > 0 {
+		msg += fmt.Sprintf("; and %d more problems (%d in all)", more, p.total)
+	}
+	return msg
+}
+
+// location is the JSON pointer of the offending value, its segments cut short (a key may be huge).
+func location(e *jsonschema.ValidationError) string {
+	if len(e.InstanceLocation) == 0 {
+		return "arguments"
+	}
+	segs := make([]string, len(e.InstanceLocation))
+	for i, s := range e.InstanceLocation {
+		segs[i] = ellipsize(s, 40)
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+// sanitizeProblem replaces control and bidi-override characters a caller's key or value may carry.
+func sanitizeProblem(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func schemaJSON(v any) []byte {

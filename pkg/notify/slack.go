@@ -43,6 +43,7 @@ func NewSlack(c *config.Slack) (*Slack, error) {
 	if err != nil {
 		return nil, err
 	}
+	api.URLKey = "slack.webhook_url"
 	return &Slack{api: api, path: u.EscapedPath()}, nil
 }
 

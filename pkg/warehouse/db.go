@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/stdlib"
 	sqlite3 "github.com/mattn/go-sqlite3"
 	sf "github.com/snowflakedb/gosnowflake"
@@ -27,7 +30,26 @@ type DB struct {
 	sql       *sql.DB
 	timeout   time.Duration
 	maxSample int
+	caps      Caps
 }
+
+// Caps bound what one query reads into memory and hands back: a value longer than Value bytes is
+// cut with a marker, and rows past Result bytes are not read. A tool's answer goes into a model's
+// context, so the defaults are sized for that, not for the warehouse.
+type Caps struct {
+	Value  int
+	Result int
+}
+
+// Default caps: a value of 2 KiB shows what a row holds; 64 KiB of rows is about 16k tokens.
+const (
+	DefaultMaxValueBytes  = 2 << 10
+	DefaultMaxResultBytes = 64 << 10
+	// MaxEngineValue is the largest value an engine may build or send us (SQLite's length limit,
+	// PostgreSQL's message limit): a query such as SELECT randomblob(1000000000) fails at the
+	// engine instead of being materialised, whatever the caps above.
+	MaxEngineValue = 16 << 20
+)
 
 // Connect opens a read-only pool on c. Nothing is sent until the first query.
 func Connect(c *config.Warehouse) (*DB, error) {
@@ -46,6 +68,13 @@ func Connect(c *config.Warehouse) (*DB, error) {
 	if maxSample <= 0 {
 		maxSample = 20
 	}
+	caps := Caps{Value: c.MaxValueBytes, Result: c.MaxResultBytes}
+	if caps.Value <= 0 {
+		caps.Value = DefaultMaxValueBytes
+	}
+	if caps.Result <= 0 {
+		caps.Result = DefaultMaxResultBytes
+	}
 	var db *sql.DB
 	switch d.Engine {
 	case SQLite:
@@ -58,7 +87,7 @@ func Connect(c *config.Warehouse) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{Dialect: d, sql: db, timeout: timeout, maxSample: maxSample}, nil
+	return &DB{Dialect: d, sql: db, timeout: timeout, maxSample: maxSample, caps: caps}, nil
 }
 
 // openPostgres sets the session read-only (any write fails with SQLSTATE 25006), the statement
@@ -76,6 +105,12 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, error) {
 	cfg.RuntimeParams["TimeZone"] = "UTC"
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "data-workers"
+	}
+	// A message (one row) larger than this is refused before its body is read into memory.
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		f := pgproto3.NewFrontend(r, w)
+		f.SetMaxBodyLen(4 * MaxEngineValue)
+		return f
 	}
 	return stdlib.OpenDB(*cfg), nil
 }
@@ -151,11 +186,16 @@ func (w *DB) begin(ctx context.Context) (querier, func(), error) {
 }
 
 // Rows is a bounded result: column names and at most the requested number of rows, values
-// converted to JSON-friendly Go types.
+// converted to JSON-friendly Go types and cut to the value cap; Truncated says what was cut.
 type Rows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+	// Truncated is empty when the rows are whole; otherwise it says which cap cut them.
+	Truncated string `json:"truncated,omitempty" jsonschema:"Set when values were cut to warehouse.max_value_bytes (marked …[truncated]) or rows past warehouse.max_result_bytes were not read"`
 }
+
+// Caps are the byte bounds this pool reads under.
+func (w *DB) Caps() Caps { return w.caps }
 
 // Query runs query under the statement timeout and reads at most limit rows (the configured
 // sample bound when limit <= 0 or larger). Rows beyond the bound are not returned; on PostgreSQL
@@ -191,6 +231,8 @@ func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Ro
 		return Rows{}, w.explain(ctx, err)
 	}
 	out := Rows{Columns: cols, Rows: [][]any{}}
+	var size int
+	cutValues, full := false, false
 	for len(out.Rows) < limit && rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -200,23 +242,74 @@ func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Ro
 		if err := rows.Scan(ptrs...); err != nil {
 			return Rows{}, w.explain(ctx, err)
 		}
+		rowSize := 0
 		for i, v := range vals {
-			vals[i] = jsonValue(v)
+			var cut bool
+			vals[i], cut = capValue(jsonValue(v), w.caps.Value)
+			cutValues = cutValues || cut
+			rowSize += valueSize(vals[i])
 		}
+		if size+rowSize > w.caps.Result {
+			full = true
+			break
+		}
+		size += rowSize
 		out.Rows = append(out.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
 		return Rows{}, w.explain(ctx, err)
 	}
+	out.Truncated = truncation(cutValues, full, len(out.Rows), w.caps)
 	// Closing a PostgreSQL cursor reads and discards every remaining row (a sample of an unbounded
 	// SELECT would stream the whole table), so when rows remain past the bound the statement is
 	// cancelled first: pgx then drops the connection and the server stops. One extra row is read
 	// to know; an exhausted result closes normally and keeps its connection. SQLite and Snowflake
 	// close a cursor without reading the rest.
-	if w.Dialect.Engine == Postgres && len(out.Rows) == limit && rows.Next() {
+	if w.Dialect.Engine == Postgres && (full || len(out.Rows) == limit && rows.Next()) {
 		cancel()
 	}
 	return out, nil
+}
+
+// truncatedMarker ends a value cut to the value cap; the total length follows it.
+const truncatedMarker = "…[truncated: "
+
+// capValue cuts a string longer than max bytes, at a character boundary, and marks the cut with
+// the value's full length.
+func capValue(v any, max int) (any, bool) {
+	s, ok := v.(string)
+	if !ok || len(s) <= max {
+		return v, false
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncatedMarker + strconv.Itoa(len(s)) + " bytes]", true
+}
+
+// valueSize approximates the bytes a value takes in the JSON answer.
+func valueSize(v any) int {
+	if s, ok := v.(string); ok {
+		return len(s) + 3
+	}
+	return 16
+}
+
+// truncation says which caps cut a result, or "" when nothing was cut.
+func truncation(cutValues, full bool, kept int, caps Caps) string {
+	var parts []string
+	if cutValues {
+		parts = append(parts, fmt.Sprintf("values longer than %d bytes were cut (warehouse.max_value_bytes)", caps.Value))
+	}
+	if full {
+		what := fmt.Sprintf("rows after the first %d were not read", kept)
+		if kept == 0 {
+			what = "the first row alone is larger than the result cap, so no row is shown"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d bytes is the most one result holds (warehouse.max_result_bytes)", what, caps.Result))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // jsonValue turns driver values into something JSON renders faithfully.
@@ -238,7 +331,11 @@ var (
 	ErrTypeMismatch   = errors.New("type mismatch")
 	ErrReadOnly       = errors.New("write refused by the read-only session")
 	ErrNotReadOnlySQL = errors.New("not a single read-only query")
+	ErrValueTooLarge  = errors.New("value too large")
 )
+
+// valueHint is what to do about a value the engine was not allowed to build or send.
+var valueHint = fmt.Sprintf("a value is larger than %d MiB, the most Data Workers reads: select a part of it (substr, left) or its length instead", MaxEngineValue>>20)
 
 // QueryError is a warehouse failure explained: what kind, what the engine said, what to do.
 type QueryError struct {
@@ -269,6 +366,11 @@ func (w *DB) explain(ctx context.Context, err error) error {
 		qe.Kind, qe.Hint = ErrTimeout, timeoutHint
 		return qe
 	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		qe.Kind, qe.Hint = ErrValueTooLarge, valueHint
+		return qe
+	}
 	var pe *pgconn.PgError
 	var se sqlite3.Error
 	var sfe *sf.SnowflakeError
@@ -291,6 +393,8 @@ func (w *DB) explain(ctx context.Context, err error) error {
 		switch {
 		case se.Code == sqlite3.ErrInterrupt:
 			qe.Kind, qe.Hint = ErrTimeout, timeoutHint
+		case se.Code == sqlite3.ErrTooBig:
+			qe.Kind, qe.Hint = ErrValueTooLarge, valueHint
 		case strings.Contains(msg, "no such table"):
 			qe.Kind, qe.Hint = ErrNoSuchTable, "list_tables shows the tables that exist"
 		case strings.Contains(msg, "no such column"):

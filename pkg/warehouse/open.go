@@ -5,13 +5,14 @@ package warehouse
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
-	_ "github.com/mattn/go-sqlite3"    // registers "sqlite3"
+	sqlite3 "github.com/mattn/go-sqlite3"
 	_ "github.com/snowflakedb/gosnowflake"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -32,13 +33,31 @@ func Open(c *config.Warehouse) (*sql.DB, error) {
 		if _, err := os.Stat(c.DSN); err != nil {
 			return nil, fmt.Errorf("warehouse file %s: %w (load data into it, or set warehouse.dsn)", c.DSN, err)
 		}
-		return sql.Open("sqlite3", "file:"+(&url.URL{Path: c.DSN}).EscapedPath()+"?mode=ro&_query_only=true&_busy_timeout=5000")
+		dsn := "file:" + (&url.URL{Path: c.DSN}).EscapedPath() + "?mode=ro&_query_only=true&_busy_timeout=5000"
+		return sql.OpenDB(sqliteConnector{dsn: dsn, driver: &sqlite3.SQLiteDriver{ConnectHook: limitLength}}), nil
 	case "postgres":
 		return sql.Open("pgx", c.DSN)
 	case "snowflake":
 		return sql.Open("snowflake", c.DSN)
 	}
 	return nil, fmt.Errorf("warehouse.engine %q is not supported; use sqlite, postgres or snowflake", c.Engine)
+}
+
+// sqliteConnector opens SQLite connections through a driver of our own (no global registration)
+// whose connect hook caps the length of every string or blob the engine builds.
+type sqliteConnector struct {
+	dsn    string
+	driver *sqlite3.SQLiteDriver
+}
+
+func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c sqliteConnector) Driver() driver.Driver                        { return c.driver }
+
+// limitLength makes SQLite refuse (SQLITE_TOOBIG) to build a value over MaxEngineValue bytes, so
+// randomblob(1e9) or a huge group_concat fails in the engine instead of filling memory.
+func limitLength(conn *sqlite3.SQLiteConn) error {
+	conn.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, MaxEngineValue)
+	return nil
 }
 
 // Ping opens the warehouse and checks that it answers a query within ctx.

@@ -10,8 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,29 +17,23 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/dataworkers/dw/agents/internal/agentbin"
 )
 
-var agents = []string{"dw-connectors", "dw-schema", "dw-context-catalog", "dw-quality", "dw-incidents"}
+var agents = agentbin.Agents
 
-// repoRoot is two levels above this package.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
+func repoRoot() string { return agentbin.RepoRoot() }
 
-func startAgent() string { return filepath.Join(repoRoot(), "start-agent.sh") }
+func startAgent() string { return agentbin.StartAgent() }
 
 func TestMain(m *testing.M) {
 	os.Setenv("SNOWFLAKE_DISABLE_PLATFORM_DETECTION", "true")
 	os.Setenv("SF_DISABLE_MINICORE", "true")
 	// Build each binary once, up front, through the same script clients use.
-	for _, a := range agents {
-		cmd := exec.Command(startAgent(), a, "version")
-		cmd.Stderr = os.Stderr
-		if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), a+" ") {
-			fmt.Fprintf(os.Stderr, "building %s through start-agent.sh failed: %v (%q)\n", a, err, out)
-			os.Exit(1)
-		}
+	if err := agentbin.BuildAll(func(c *exec.Cmd) { c.Stderr = os.Stderr }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }

@@ -233,7 +233,15 @@ const exitBlocked = 100
 // stopped before registration, and v13 (response_bytes kept beside response_kib) lets through.
 func (s *story) gate(ctx context.Context) error {
 	run := func(v int) (int, string, error) {
-		args := fmt.Sprintf(`{"subject":%q,"schema_file":%q}`, Subject, filepath.Join(s.art.Root, schemaDir, fmt.Sprintf("api-usage-value.v%d.avsc", v)))
+		// The producer's checkout: tools read files only under the config's directory (or MCP roots).
+		file := filepath.Join(s.dir, "schemas", fmt.Sprintf("api-usage-value.v%d.avsc", v))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return 0, "", err
+		}
+		if err := os.WriteFile(file, []byte(s.art.Schemas[v]), 0o600); err != nil {
+			return 0, "", err
+		}
+		args := fmt.Sprintf(`{"subject":%q,"schema_file":%q}`, Subject, file)
 		out, code, err := s.agents.run(ctx, "dw-schema", nil, "call", "check_schema_change", args)
 		if code != 0 && code != exitBlocked {
 			return code, out, err

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -97,12 +98,83 @@ func Parse(name string, raw []byte) (graph.Batch, error) {
 		if errors.Is(err, io.EOF) {
 			return graph.Batch{}, fmt.Errorf("catalog file %s is empty", name)
 		}
-		return graph.Batch{}, fmt.Errorf("catalog file %s: %w", name, err)
+		return graph.Batch{}, fmt.Errorf("catalog file %s: %w", name, yamlProblem(err))
 	}
 	if f.Version != 1 {
 		return graph.Batch{}, fmt.Errorf("catalog file %s: version %d: want version: 1", name, f.Version)
 	}
 	return f.Batch(Source(name))
+}
+
+// yamlProblem restates a decoding error as its line and the kind of problem, without the text the
+// decoder quotes from the file (a key it does not know, a value it cannot use): the file may be
+// anything a caller pointed at, a password file included.
+func yamlProblem(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, m := range te.Errors {
+		line, rest, _ := strings.Cut(m, ": ")
+		if !strings.HasPrefix(line, "line ") {
+			line, rest = "", m
+		}
+		switch {
+		case strings.HasPrefix(rest, "field ") && strings.Contains(rest, " not found in type "):
+			typ := rest[strings.LastIndex(rest, " ")+1:]
+			rest = "unknown key (see configs/catalog.example.yaml)"
+			if what, keys := knownKeys(typ); what != "" {
+				rest = fmt.Sprintf("unknown key; %s has %s", what, strings.Join(keys, ", "))
+			}
+		case strings.HasPrefix(rest, "cannot unmarshal !!"):
+			kind, _, _ := strings.Cut(strings.TrimPrefix(rest, "cannot unmarshal !!"), " ")
+			into := "another type"
+			if i := strings.LastIndex(rest, " into "); i >= 0 {
+				into = rest[i+len(" into "):]
+			}
+			names := map[string]string{"str": "string", "seq": "list", "map": "mapping", "int": "number", "float": "number", "bool": "boolean"}
+			if n, ok := names[kind]; ok {
+				kind = n
+			}
+			rest = fmt.Sprintf("a YAML %s where %s was expected", kind, into)
+		default:
+			rest = "a value of the wrong type"
+		}
+		if line != "" {
+			rest = line + ": " + rest
+		}
+		msgs = append(msgs, rest)
+		if len(msgs) == 5 {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(te.Errors)-5))
+			break
+		}
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// knownKeys names the part of a catalog file a decoder type is and lists its keys.
+func knownKeys(goType string) (string, []string) {
+	types := map[string]struct {
+		what string
+		t    reflect.Type
+	}{
+		"catalogfile.File":  {"a catalog file", reflect.TypeFor[File]()},
+		"catalogfile.Asset": {"an asset", reflect.TypeFor[Asset]()},
+		"catalogfile.Field": {"a field", reflect.TypeFor[Field]()},
+		"catalogfile.Edge":  {"an edge", reflect.TypeFor[Edge]()},
+	}
+	entry, ok := types[goType]
+	if !ok {
+		return "", nil
+	}
+	var keys []string
+	for i := 0; i < entry.t.NumField(); i++ {
+		if k, _, _ := strings.Cut(entry.t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return entry.what, keys
 }
 
 // Batch converts the file into what it asserts.

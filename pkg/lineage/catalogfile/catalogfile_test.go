@@ -79,3 +79,57 @@ func TestParseErrorsSayWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+// A file that is not a catalog — a password file, a private key, KEY=VALUE lines — is refused
+// with the line and the kind of problem, never with its text.
+func TestParseErrorsQuoteNothingOfTheFile(t *testing.T) {
+	for name, body := range map[string]string{
+		"shadow":      "root:*:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+		"private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n",
+		"env file":    "DB_PASSWORD=hunter22secret\nAPI_TOKEN=tok_abcdef123456\n",
+		"wrong keys":  "version: 1\nhunter22secret: x\nassets:\n  - urn: sink:x\n    tok_abcdef123456: red\n",
+	} {
+		_, err := Parse("f.yaml", []byte(body))
+		if err == nil {
+			t.Errorf("%s: parsed", name)
+			continue
+		}
+		for _, leak := range []string{"root:*", "20228", "OPENSSH", "b3BlbnNz", "hunter22", "tok_abc"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: the error quotes %q: %v", name, leak, err)
+			}
+		}
+		if !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: the error should give the line: %v", name, err)
+		}
+	}
+}
+
+// FuzzParse: never panics, and a decoding error quotes no line of the input whole.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("version: 1\nassets:\n  - urn: sink:x\n    colour: red\n"))
+	f.Add([]byte("root:*:20228:0:99999:7:::\n"))
+	f.Add([]byte("version: 1\nassets: [{urn: 'a:b', fields: [{path: 1}]}]\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, err := Parse("f.yaml", raw)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "unknown key") {
+			return
+		}
+		known := map[string]bool{}
+		for _, typ := range []string{"catalogfile.File", "catalogfile.Asset", "catalogfile.Field", "catalogfile.Edge"} {
+			_, keys := knownKeys(typ)
+			for _, k := range keys {
+				known[k] = true
+			}
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			k, _, ok := strings.Cut(strings.Trim(strings.TrimSpace(line), "-{ "), ":")
+			if k = strings.TrimSpace(k); ok && len(k) >= 12 && !known[k] && strings.Contains(err.Error(), k) {
+				t.Fatalf("the error quotes the key %q: %v", k, err)
+			}
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
@@ -195,9 +196,32 @@ func ReadPath(path string) ([]Event, error) {
 	return all, nil
 }
 
-// Files lists the event files at path: path itself when it is not a directory, else every
-// *.json, *.ndjson and *.jsonl below it in lexical order. It opens none of them.
-func Files(path string) ([]string, error) {
+// WalkLimits bound a directory walk: a caller can name any directory, and a walk of / must end
+// quickly with an error, not run into /proc.
+type WalkLimits struct {
+	Files   int           // event files listed
+	Entries int           // directory entries looked at
+	Bytes   int64         // total size of the event files
+	Time    time.Duration // the whole walk
+}
+
+// DefaultWalkLimits fit a real events directory (a day of runs of a large estate) many times over.
+func DefaultWalkLimits() WalkLimits {
+	return WalkLimits{Files: 10000, Entries: 100000, Bytes: 1 << 30, Time: 10 * time.Second}
+}
+
+// eventExts are the extensions of event files.
+const eventExts = "*.json, *.ndjson or *.jsonl"
+
+// Files lists the event files at path under DefaultWalkLimits: see FilesWithin.
+func Files(path string) ([]string, error) { return FilesWithin(path, DefaultWalkLimits()) }
+
+// FilesWithin lists the event files at path: path itself when it is not a directory, else every
+// *.json, *.ndjson and *.jsonl below it in lexical order. It opens none of them. The walk stays
+// on path's file system (like find -xdev), never enters a kernel pseudo file system (/proc, /sys),
+// and stops with an error at any of the limits; a directory holding no event file is an error
+// that says what was looked for.
+func FilesWithin(path string, lim WalkLimits) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("openlineage events: %w", err)
@@ -205,22 +229,97 @@ func Files(path string) ([]string, error) {
 	if !info.IsDir() {
 		return []string{path}, nil
 	}
+	if kind := pseudoFS(path); kind != "" {
+		return nil, fmt.Errorf("openlineage events: %s is on %s, a kernel file system that holds no events", path, kind)
+	}
+	dev, hasDev := device(info)
+	deadline := time.Now().Add(lim.Time)
 	var files []string
+	var entries int
+	var size int64
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != path && errors.Is(err, fs.ErrPermission) {
+				return nil // an unreadable corner is not the caller's events
+			}
 			return err
 		}
-		ext := strings.ToLower(filepath.Ext(p))
-		if d.IsDir() || (ext != ".json" && ext != ".ndjson" && ext != ".jsonl") {
+		entries++
+		switch {
+		case entries > lim.Entries:
+			return fmt.Errorf("more than %d entries under %s: name the directory that holds the events", lim.Entries, path)
+		case entries%256 == 0 && time.Now().After(deadline):
+			return fmt.Errorf("listing %s took longer than %s: name the directory that holds the events", path, lim.Time)
+		}
+		if d.IsDir() {
+			if p == path {
+				return nil
+			}
+			if fi, err := d.Info(); err == nil {
+				if dd, ok := device(fi); ok && hasDev && dd != dev {
+					return fs.SkipDir // another file system mounted below path
+				}
+			}
 			return nil
 		}
+		ext := strings.ToLower(filepath.Ext(p))
+		if ext != ".json" && ext != ".ndjson" && ext != ".jsonl" {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+		}
 		files = append(files, p)
+		switch {
+		case len(files) > lim.Files:
+			return fmt.Errorf("more than %d event files under %s: import a narrower directory", lim.Files, path)
+		case size > lim.Bytes:
+			return fmt.Errorf("the event files under %s hold more than %d MiB: import a narrower directory", path, lim.Bytes>>20)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openlineage events: %w", err)
 	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("openlineage events: no event files (%s) under %s (looked at %d entries)", eventExts, path, entries)
+	}
 	return files, nil
+}
+
+// device is the file system device a file is on, when the platform says.
+func device(fi fs.FileInfo) (uint64, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), true
+	}
+	return 0, false
+}
+
+// pseudoFS names the kernel pseudo file system path is on (proc, sysfs, …), or "".
+func pseudoFS(path string) string {
+	var st syscall.Statfs_t
+	if syscall.Statfs(path, &st) != nil {
+		return ""
+	}
+	switch uint64(st.Type) {
+	case 0x9fa0:
+		return "procfs"
+	case 0x62656572:
+		return "sysfs"
+	case 0x1cd1:
+		return "devpts"
+	case 0x27e0eb, 0x63677270:
+		return "cgroupfs"
+	case 0x64626720:
+		return "debugfs"
+	case 0x74726163:
+		return "tracefs"
+	case 0x73636673:
+		return "securityfs"
+	case 0xcafe4a11:
+		return "bpffs"
+	}
+	return ""
 }
 
 // Parse decodes the events in raw, the content of the file name (one event, a JSON array or

@@ -33,8 +33,34 @@ func Env(t testing.TB, agent string) *mcpkit.Env {
 	}
 	lazy := store.NewLazy(cfg.Store.Path, store.Options{})
 	t.Cleanup(func() { lazy.Close() })
-	secrets := cfg.NewRedactor()
-	return &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: secrets.Redact, Secrets: secrets}
+	secrets := mcpkit.NewRedactor(cfg)
+	e := &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: secrets.Redact, Secrets: secrets}
+	// The test's scratch directories (every t.TempDir of this test shares home's parent) are where
+	// its files are; beyond them, files are confined as in production.
+	e.Roots.Allow(filepath.Dir(home))
+	if root := ModuleRoot(); root != "" {
+		e.Roots.Allow(root) // and the repository's testdata
+	}
+	return e
+}
+
+// ModuleRoot is the directory of the go.mod above the working directory (a test runs in its
+// package's directory), or "".
+func ModuleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
