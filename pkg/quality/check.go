@@ -22,27 +22,42 @@ const (
 	Uniqueness Check = "uniqueness"
 	Freshness  Check = "freshness"
 	Custom     Check = "custom"
+	// Column measures the column metrics (zeros, negatives, min, max, mean, sum, spread, distinct,
+	// empty strings, lengths, true share) in the same pass as volume and null counts.
+	Column Check = "column"
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{Volume, Freshness, NullRate, Uniqueness, Custom}
+var AllChecks = []Check{Volume, Freshness, NullRate, Column, Uniqueness, Custom}
+
+// DefaultChecks run when a request names none: the column metrics are chosen per table, so they
+// run only when asked for.
+var DefaultChecks = []Check{Volume, Freshness, NullRate, Uniqueness, Custom}
 
 // ParseChecks validates check names; empty means all.
 func ParseChecks(names []string) ([]Check, error) {
 	if len(names) == 0 {
-		return AllChecks, nil
+		return DefaultChecks, nil
 	}
 	var out []Check
 	for _, n := range names {
 		c := Check(strings.ToLower(strings.TrimSpace(n)))
 		if !slices.Contains(AllChecks, c) {
-			return nil, fmt.Errorf("check %q is unknown; use null_rate, volume, uniqueness, freshness or custom", n)
+			return nil, fmt.Errorf("check %q is unknown; use %s", n, checkNames())
 		}
 		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+func checkNames() string {
+	var s []string
+	for _, c := range AllChecks {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
 }
 
 // Assertion is a custom SQL rule: a query selecting the rows that violate it. It passes when the
@@ -58,8 +73,13 @@ type Request struct {
 	TimestampColumn string
 	Window          Window
 	Checks          []Check
-	// Columns limits the null-rate check (default: every column).
+	// Columns limits the null-rate and column checks (default: every column).
 	Columns []string
+	// ColumnMetrics limits the column check's metrics (default: every metric each column's type
+	// allows, distinct excepted).
+	ColumnMetrics []ColumnMetric
+	// Thresholds are fixed limits judged instead of the history baseline.
+	Thresholds []Threshold
 	// KeyColumns is the key whose uniqueness is checked (one key, possibly composite).
 	KeyColumns []string
 	Assertions []Assertion
@@ -159,7 +179,10 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	started := c.now()
 	checks := req.Checks
 	if len(checks) == 0 {
-		checks = AllChecks
+		checks = DefaultChecks
+	}
+	if err := ValidateThresholds(req.Thresholds); err != nil {
+		return nil, err
 	}
 	ti, err := c.wh.Resolve(ctx, req.Table)
 	if err != nil {
@@ -209,7 +232,7 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		if err := c.runProfile(ctx, p, &prof); err != nil {
 			return fmt.Errorf("profile %s: %w", rep.Table, err)
 		}
-		step("volume, null counts and newest timestamp")
+		step("volume, null counts, column metrics and newest timestamp")
 	}
 	if p.has(Volume) {
 		r, err := c.volumeResult(ctx, p, &prof, rep, now)
@@ -252,6 +275,23 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			rep.Results = append(rep.Results, r)
 		}
 	}
+	if p.has(Column) {
+		if p.distinct != nil {
+			if err := c.runDistinct(ctx, p, &prof); err != nil {
+				return fmt.Errorf("distinct counts of %s: %w", rep.Table, err)
+			}
+			step("distinct counts")
+		}
+		for i, mc := range p.metricCols {
+			for _, m := range mc.metrics {
+				r, err := c.columnResult(ctx, p, mc, m, &prof.cols[i], rep, req, now)
+				if err != nil {
+					return err
+				}
+				rep.Results = append(rep.Results, r)
+			}
+		}
+	}
 	if p.has(Uniqueness) && p.dup != nil {
 		r, err := c.uniquenessResult(ctx, p, &prof, rep, step)
 		if err != nil {
@@ -289,10 +329,12 @@ type profile struct {
 	nonNull []int64
 	newest  *time.Time
 	hours   []HourCount
+	cols    []colAcc // per plan.metricCols
 }
 
 func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error {
 	prof.nonNull = make([]int64, len(p.scanCols))
+	prof.cols = make([]colAcc, len(p.metricCols))
 	rows, err := c.wh.QueryAll(ctx, p.profile.sql, p.profile.args, maxHourBuckets+1)
 	if err != nil {
 		return err
@@ -318,6 +360,11 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 		}
 		if t, ok := warehouse.ParseTime(r[0]); ok {
 			prof.hours = append(prof.hours, HourCount{Hour: t, Rows: n})
+		}
+		for i, mc := range p.metricCols {
+			for agg, at := range mc.terms {
+				prof.cols[i].add(agg, r[at])
+			}
 		}
 	}
 	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })
@@ -522,15 +569,29 @@ func (c *Checker) summarise(rep *Report) {
 	for _, r := range rep.Results {
 		rep.Status = worse(rep.Status, r.Status)
 	}
+	failing := 0
 	for _, want := range []Status{Fail, Warn} {
+		prev := ""
 		for _, r := range rep.Results {
-			if r.Status == want {
-				line := r.Why
-				if r.Subject != "" && r.Check != string(Freshness) {
-					line = r.Subject + ": " + line
-				}
-				bad = append(bad, string(want)+" "+line)
+			if r.Status != want {
+				continue
 			}
+			failing++
+			// A column's metrics that fail together read as one sentence about the column:
+			// "cost_micros: 41% zeros today …; the hourly sum is 58% below its baseline …".
+			if r.Check == string(Column) && prev == r.Subject && len(bad) > 0 {
+				bad[len(bad)-1] += "; " + r.Why
+				continue
+			}
+			prev = ""
+			if r.Check == string(Column) {
+				prev = r.Subject
+			}
+			line := r.Why
+			if r.Subject != "" && r.Check != string(Freshness) {
+				line = r.Subject + ": " + line
+			}
+			bad = append(bad, string(want)+" "+line)
 		}
 	}
 	rep.Failed = rep.Status == Fail
@@ -539,7 +600,7 @@ func (c *Checker) summarise(rep *Report) {
 		return
 	}
 	rep.Summary = strings.Join(bad, "; ")
-	if n := len(rep.Results) - len(bad); n > 0 {
+	if n := len(rep.Results) - failing; n > 0 {
 		rep.Summary += fmt.Sprintf("; %d other %s pass", n, plural(int64(n), "check", "checks"))
 	}
 }

@@ -52,6 +52,10 @@ type plan struct {
 	scanCols []scanCol
 	nullCols []scanCol
 	keyNames []string
+	// metricCols are the columns the column check measures in the pass; distinct holds their
+	// distinct counts, the one column metric that needs a scan of its own.
+	metricCols []metricCol
+	distinct   *query
 
 	profile *query // one pass grouped by hour: rows, count(col) per null-rate column, max(ts)
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
@@ -89,6 +93,9 @@ func (p *plan) queryCount() int {
 	if p.has(Custom) {
 		n += len(p.custom)
 	}
+	if p.distinct != nil {
+		n++
+	}
 	return n
 }
 
@@ -117,8 +124,13 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		return nil, err
 	}
 	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
-	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness)
-	if needsWindow || slices.Contains(checks, Freshness) {
+	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
+		slices.Contains(checks, Column)
+	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
+	customWindow := slices.Contains(checks, Custom) && (req.TimestampColumn != "" || slices.ContainsFunc(req.Assertions, func(a Assertion) bool {
+		return strings.Contains(a.SQL, "{{window_")
+	}))
+	if needsWindow || slices.Contains(checks, Freshness) || customWindow {
 		col, err := timestampColumn(d, ti, req.TimestampColumn)
 		if err != nil {
 			return nil, err
@@ -130,14 +142,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			}
 		}
 	}
+	names := req.Columns
+	if len(names) == 0 {
+		for _, col := range ti.Columns {
+			names = append(names, col.Name)
+		}
+	}
 	// Null-rate columns: NOT NULL ones are answered by the constraint, the rest counted in the pass.
 	if slices.Contains(checks, NullRate) {
-		names := req.Columns
-		if len(names) == 0 {
-			for _, col := range ti.Columns {
-				names = append(names, col.Name)
-			}
-		}
 		for _, n := range names {
 			col, err := ti.Column(n)
 			if err != nil {
@@ -151,8 +163,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			p.nullCols = append(p.nullCols, sc)
 		}
 	}
+	if slices.Contains(checks, Column) {
+		if err := p.chooseColumnMetrics(ti, names, len(req.Columns) > 0, req.ColumnMetrics); err != nil {
+			return nil, err
+		}
+	}
 	if needsWindow {
 		p.buildProfile()
+		p.buildDistinct()
 	}
 	if slices.Contains(checks, Freshness) {
 		a := d.NewArgs()
@@ -195,11 +213,113 @@ func (p *plan) buildProfile() {
 		terms = append(terms, "count("+sc.quoted+")")
 	}
 	terms = append(terms, "max("+p.ts+")")
+	// Column metrics append their partial aggregates; an expression already in the pass (a null
+	// count the null-rate check asked for) is shared, not repeated.
+	at := map[string]int{}
+	for i, t := range terms {
+		at[t] = i + 1 // the hour bucket is column 0
+	}
+	add := func(expr string) int {
+		if i, ok := at[expr]; ok {
+			return i
+		}
+		terms = append(terms, expr)
+		at[expr] = len(terms)
+		return len(terms)
+	}
+	for i := range p.metricCols {
+		mc := &p.metricCols[i]
+		mc.terms = map[aggregate]int{}
+		for _, m := range mc.metrics {
+			for _, agg := range needs[m] {
+				expr := aggregateSQL(p.d, agg, mc.quoted)
+				if agg == aggCount && mc.notNull {
+					expr = "count(*)" // a NOT NULL column's count is the row count, already in the pass
+				}
+				mc.terms[agg] = add(expr)
+			}
+		}
+	}
 	a := p.d.NewArgs()
 	// GROUP BY 1 (positional, understood by all three engines) and no ORDER BY: the hours are
 	// sorted in Go, so the engine is never asked for a second sort.
 	p.profile = &query{sql: "SELECT " + bucket + " AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a) +
 		" GROUP BY 1", args: a.Vals}
+}
+
+// chooseColumnMetrics picks, per column, the requested metrics its type allows (every metric but
+// distinct when none is requested). A column or metric named explicitly that nothing can measure
+// is an error, not a silent pass.
+func (p *plan) chooseColumnMetrics(ti *warehouse.TableInfo, names []string, named bool, want []ColumnMetric) error {
+	used := map[ColumnMetric]bool{}
+	var unfit error
+	for _, n := range names {
+		col, err := ti.Column(n)
+		if err != nil {
+			return err
+		}
+		if col.Name == p.tsName && !named {
+			continue // the window column's values are the window itself
+		}
+		kind := kindOf(p.d, col.Type)
+		mc := metricCol{name: col.Name, quoted: mustQuote(p.d, col.Name), kind: kind, notNull: !col.Nullable, distinctAt: -1}
+		for _, mk := range metricKinds {
+			if !slices.Contains(mk.kinds, kind) || (len(want) == 0 && mk.m == Distinct) || (len(want) > 0 && !slices.Contains(want, mk.m)) {
+				continue
+			}
+			mc.metrics = append(mc.metrics, mk.m)
+			used[mk.m] = true
+		}
+		if len(mc.metrics) == 0 {
+			if named && unfit == nil {
+				unfit = fmt.Errorf("column %s is %s (%s): none of the column metrics %s applies to it", col.Name, col.Type, kind, metricList(want))
+			}
+			continue
+		}
+		p.metricCols = append(p.metricCols, mc)
+	}
+	for _, m := range want {
+		if !used[m] {
+			return fmt.Errorf("column metric %s applies to none of the measured columns (%s)", m, strings.Join(names, ", "))
+		}
+	}
+	if unfit != nil {
+		return unfit
+	}
+	if len(p.metricCols) == 0 {
+		return fmt.Errorf("the column check found no numeric, text or boolean column to measure in %s; name columns in columns", ti.Ref())
+	}
+	return nil
+}
+
+func metricList(ms []ColumnMetric) string {
+	if len(ms) == 0 {
+		return "for its type"
+	}
+	var s []string
+	for _, m := range ms {
+		s = append(s, string(m))
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// buildDistinct writes the one query answering every distinct count: approximate where the
+// engine has HyperLogLog built in, exact elsewhere.
+func (p *plan) buildDistinct() {
+	var terms []string
+	for i := range p.metricCols {
+		mc := &p.metricCols[i]
+		if slices.Contains(mc.metrics, Distinct) {
+			expr, _ := p.d.Distinct(mc.quoted)
+			mc.distinctAt = len(terms)
+			terms = append(terms, expr)
+		}
+	}
+	if len(terms) == 0 {
+		return
+	}
+	a := p.d.NewArgs()
+	p.distinct = &query{sql: "SELECT " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a), args: a.Vals}
 }
 
 func (p *plan) buildUniqueness(ti *warehouse.TableInfo, keys []string, limit int) error {

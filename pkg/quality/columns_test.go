@@ -1,0 +1,267 @@
+package quality_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/internal/pgtest"
+	"github.com/dataworkers/dw/pkg/quality"
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// The column scenario: 15 days (2025-12-01 … 12-15) of 16 hours × 125 rows of api_costs.
+//   - cost_micros: a handful of zeros a day before (2 … 6 of 2,000, at most 0.3 %); on the last
+//     day the field was removed upstream for 41 % of rows, and proto3 reads a missing int as 0 —
+//     no null anywhere.
+//   - price: on the last day a unit change divides it by 1,000.
+//   - region: text, one value in ten empty; billable: boolean, three in four true.
+//
+// billing_lines holds one row per account per slot; on the last day a filter drops account 7.
+type colEngine struct {
+	ts    func(i string) string // the timestamp of row i
+	types [2]string             // price's type, billable's type
+	truth func(expr string) string
+}
+
+var colEngines = map[string]colEngine{
+	"sqlite": {
+		ts: func(i string) string {
+			return "strftime('%Y-%m-%d %H:00:00', '2025-12-01', '+' || (" + i + " / 2000) || ' days', '+' || ((" + i + " % 2000) / 125) || ' hours')"
+		},
+		types: [2]string{"REAL", "BOOLEAN"},
+		truth: func(e string) string { return "CASE WHEN " + e + " THEN 1 ELSE 0 END" },
+	},
+	"postgres": {
+		ts: func(i string) string {
+			return "timestamp '2025-12-01' + (" + i + " / 2000) * interval '1 day' + ((" + i + " % 2000) / 125) * interval '1 hour'"
+		},
+		types: [2]string{"double precision", "boolean"},
+		truth: func(e string) string { return "(" + e + ")" },
+	},
+}
+
+func columnScenario(engine string) []string {
+	e := colEngines[engine]
+	seq := "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 29999) "
+	from := " FROM seq"
+	if engine == "postgres" {
+		seq, from = "", " FROM generate_series(0, 29999) i"
+	}
+	return []string{
+		`CREATE TABLE api_costs (line_id INTEGER NOT NULL, account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, cost_micros BIGINT NOT NULL, price ` + e.types[0] + `, region TEXT, billable ` + e.types[1] + `)`,
+		`INSERT INTO api_costs ` + seq + `SELECT i, i % 20, ` + e.ts("i") + `,
+  CASE WHEN i / 2000 = 14 AND i % 100 < 41 THEN 0 WHEN i / 2000 < 14 AND i % 2000 < 2 + (i / 2000) % 5 THEN 0 ELSE 2000 - (i % 100) * 10 END,
+  CASE WHEN i / 2000 = 14 THEN (5000 + i % 100) / 1000.0 ELSE 5000 + i % 100 END,
+  CASE WHEN i % 10 = 0 THEN '' ELSE 'eu-' || (i % 3) END, ` + e.truth("i % 4 <> 0") + from,
+		`CREATE TABLE billing_lines (account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, amount BIGINT NOT NULL)`,
+		`INSERT INTO billing_lines ` + seq + `SELECT i % 20, ` + e.ts("i") + `, 100 + i % 7` + from + ` WHERE NOT (i / 2000 = 14 AND i % 20 = 7)`,
+	}
+}
+
+func openColumnScenario(t testing.TB, engine string) *warehouse.DB {
+	t.Helper()
+	var dsn, driver string
+	switch engine {
+	case "sqlite":
+		dsn, driver = filepath.Join(t.TempDir(), "wh.db"), "sqlite3"
+	case "postgres":
+		dsn, driver = pgtest.Shared(t).NewDatabase(t), "pgx"
+	}
+	rw, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	for _, s := range columnScenario(engine) {
+		if _, err := rw.Exec(s); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+	}
+	wh, err := warehouse.Connect(&config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second, MaxSampleRows: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	return wh
+}
+
+// runHistory runs req at 15:05 on each of the first 14 days, requiring each to pass, then on the
+// 15th and returns that report.
+func runHistory(t *testing.T, wh *warehouse.DB, hist *quality.History, req quality.Request) *quality.Report {
+	t.Helper()
+	for day := 0; day < 14; day++ {
+		if rep := runAt(t, wh, hist, at15(day), req); rep.Status != quality.Pass {
+			t.Fatalf("day %d: %s", day, rep.Summary)
+		}
+	}
+	return runAt(t, wh, hist, at15(14), req)
+}
+
+func TestProto3RemovedFieldFailsOnZerosAndSumWithNoNull(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			hist := quality.NewHistory(openStore(t))
+			req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.NullRate, quality.Column},
+				Columns: []string{"cost_micros"}}
+			rep := runHistory(t, wh, hist, req)
+			if r := result(t, rep, "null_rate", "cost_micros"); r.Value != 0 || r.Status != quality.Pass {
+				t.Errorf("null rate = %+v", r)
+			}
+			zeros := result(t, rep, "zero_rate", "cost_micros")
+			if zeros.Status != quality.Fail || zeros.Value != 0.41 || zeros.Why != "41% zeros today against at most 0.3% in the last 14 days" {
+				t.Errorf("zeros: %s %v %q", zeros.Status, zeros.Value, zeros.Why)
+			}
+			sum := result(t, rep, "sum_per_hour", "cost_micros")
+			if sum.Status != quality.Fail || !regexp.MustCompile(`^the hourly sum is \d+(\.\d+)?% below its baseline: `).MatchString(sum.Why) {
+				t.Errorf("sum: %s %q", sum.Status, sum.Why)
+			}
+			// One sentence about the column in the summary, zeros first.
+			if !strings.Contains(rep.Summary, "fail cost_micros: 41% zeros today against at most 0.3% in the last 14 days; the hourly sum is ") {
+				t.Errorf("summary = %q", rep.Summary)
+			}
+			if rep.Queries != 1 {
+				t.Errorf("queries = %d, want the one pass", rep.Queries)
+			}
+			if strings.Contains(sum.SQL, `count("cost_micros")`) {
+				t.Errorf("a NOT NULL column's null count should come from its constraint: %s", sum.SQL)
+			}
+		})
+	}
+}
+
+func TestUnitChangeFailsOnMeanAndSum(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			hist := quality.NewHistory(openStore(t))
+			req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Column},
+				Columns: []string{"price", "region", "billable"}}
+			rep := runHistory(t, wh, hist, req)
+			for _, m := range []string{"mean", "sum_per_hour", "min", "max"} {
+				r := result(t, rep, m, "price")
+				if r.Status != quality.Fail || !strings.Contains(r.Why, "99.9% below its baseline") {
+					t.Errorf("%s: %s %q", m, r.Status, r.Why)
+				}
+			}
+			if r := result(t, rep, "mean", "price"); r.Value != 5.0495 {
+				t.Errorf("mean = %v, want 5.0495", r.Value)
+			}
+			// Text and boolean columns are measured by their own metrics and are steady.
+			for _, m := range []struct{ metric, subject string }{{"empty_rate", "region"}, {"min_length", "region"}, {"max_length", "region"}, {"mean_length", "region"}, {"true_rate", "billable"}, {"zero_rate", "price"}, {"stddev", "price"}} {
+				r := result(t, rep, m.metric, m.subject)
+				if m.metric != "stddev" && r.Status != quality.Pass {
+					t.Errorf("%s %s: %s %q", m.metric, m.subject, r.Status, r.Why)
+				}
+			}
+			if r := result(t, rep, "empty_rate", "region"); r.Value != 0.1 || r.Why != "10% empty strings today against 10% in every earlier check" {
+				t.Errorf("empty: %v %q", r.Value, r.Why)
+			}
+			if r := result(t, rep, "true_rate", "billable"); r.Value != 0.75 || !strings.HasPrefix(r.Why, "75% true (1,500 true, 500 false) today") {
+				t.Errorf("true: %v %q", r.Value, r.Why)
+			}
+			if r := result(t, rep, "max_length", "region"); r.Value != 4 {
+				t.Errorf("max length = %v", r.Value)
+			}
+		})
+	}
+}
+
+func TestColumnMetricsMatchHandWrittenSQL(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			now := at15(3)
+			req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Column},
+				Columns: []string{"cost_micros", "region"}, ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate, quality.StdDev, quality.Distinct, quality.MinValue, quality.MeanLength}}
+			rep := runAt(t, wh, nil, now, req)
+			lo, hi := "'2025-12-04 00:00:00'", "'2025-12-04 15:05:00'"
+			cast := ""
+			if engine == "postgres" {
+				cast = "::timestamp"
+			}
+			var zeros, distinct, distinctRegion int64
+			var n, sd, meanLen float64
+			var minCost int64
+			q := fmt.Sprintf(`SELECT count(CASE WHEN cost_micros = 0 THEN 1 END), count(cost_micros), count(DISTINCT cost_micros), count(DISTINCT region), min(cost_micros), avg(length(region)) FROM api_costs WHERE at >= %s%s AND at < %s%s`, lo, cast, hi, cast)
+			if err := wh.QueryRow(context.Background(), q, nil, &zeros, &n, &distinct, &distinctRegion, &minCost, &meanLen); err != nil {
+				t.Fatal(err)
+			}
+			// Sample standard deviation, computed in Go from the rows.
+			rows, err := wh.QueryAll(context.Background(), fmt.Sprintf(`SELECT cost_micros FROM api_costs WHERE at >= %s%s AND at < %s%s`, lo, cast, hi, cast), nil, 3000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum, sq float64
+			for _, r := range rows.Rows {
+				v := float64(warehouse.Int(r[0]))
+				sum += v
+				sq += v * v
+			}
+			sd = sqrtVar(sum, sq, n)
+			check := func(metric, subject string, want float64) {
+				t.Helper()
+				if got := result(t, rep, metric, subject).Value; fmt.Sprintf("%.4f", got) != fmt.Sprintf("%.4f", want) {
+					t.Errorf("%s %s = %v, want %v", metric, subject, got, want)
+				}
+			}
+			check("zero_rate", "cost_micros", float64(zeros)/n)
+			check("stddev", "cost_micros", sd)
+			check("distinct", "cost_micros", float64(distinct))
+			check("distinct", "region", float64(distinctRegion))
+			check("min", "cost_micros", float64(minCost))
+			check("mean_length", "region", meanLen)
+			if rep.Queries != 2 {
+				t.Errorf("queries = %d, want the pass and one distinct query", rep.Queries)
+			}
+		})
+	}
+}
+
+func TestColumnCheckRefusesWhatItCannotMeasure(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	c := quality.NewChecker(wh, nil, func() time.Time { return at15(3) })
+	w, _ := quality.ParseWindow(quality.WindowSpec{Window: "today"}, at15(3))
+	for _, tc := range []struct {
+		req  quality.Request
+		want string
+	}{
+		{quality.Request{Table: "api_costs", Columns: []string{"region", "billable"}, ColumnMetrics: []quality.ColumnMetric{quality.EmptyRate}}, "column billable is BOOLEAN (boolean): none of the column metrics (empty_rate) applies"},
+		{quality.Request{Table: "api_costs", Columns: []string{"price", "region"}, ColumnMetrics: []quality.ColumnMetric{quality.TrueRate}}, "applies to none of the measured columns"},
+		{quality.Request{Table: "api_costs", Thresholds: []quality.Threshold{{Metric: "zeros"}}}, `"zeros" is unknown`},
+		{quality.Request{Table: "api_costs", Thresholds: []quality.Threshold{{Metric: "zero_rate"}}}, "give min, max or both"},
+	} {
+		tc.req.Checks, tc.req.Window, tc.req.TimestampColumn = []quality.Check{quality.Column}, w, "at"
+		if _, err := c.Run(context.Background(), tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want %q", tc.req, err, tc.want)
+		}
+	}
+	if _, err := quality.ParseColumnMetrics([]string{"mean", "median"}); err == nil || !strings.Contains(err.Error(), `"median" is unknown`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestThresholdJudgesWithoutHistory(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	limit := 0.01
+	req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Column}, Columns: []string{"cost_micros"},
+		ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate}, Thresholds: []quality.Threshold{{Metric: "zero_rate", Column: "cost_micros", Max: &limit}}}
+	if r := result(t, runAt(t, wh, nil, at15(3), req), "zero_rate", "cost_micros"); r.Status != quality.Pass || r.Why != "0.25% zeros today within its limit" {
+		t.Errorf("day 3: %s %q", r.Status, r.Why)
+	}
+	if r := result(t, runAt(t, wh, nil, at15(14), req), "zero_rate", "cost_micros"); r.Status != quality.Fail || r.Why != "41% zeros today against a limit of at most 1%" {
+		t.Errorf("day 14: %s %q", r.Status, r.Why)
+	}
+}
+
+func sqrtVar(sum, sq, n float64) float64 {
+	return math.Sqrt((sq - sum*sum/n) / (n - 1))
+}
