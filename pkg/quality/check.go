@@ -25,10 +25,12 @@ const (
 	// Column measures the column metrics (zeros, negatives, min, max, mean, sum, spread, distinct,
 	// empty strings, lengths, true share) in the same pass as volume and null counts.
 	Column Check = "column"
+	// Dimension tracks rows or a sum per key value against each key's own history.
+	Dimension Check = "dimension"
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{Volume, Freshness, NullRate, Column, Uniqueness, Custom}
+var AllChecks = []Check{Volume, Freshness, NullRate, Column, Dimension, Uniqueness, Custom}
 
 // DefaultChecks run when a request names none: the column metrics are chosen per table, so they
 // run only when asked for.
@@ -80,6 +82,8 @@ type Request struct {
 	ColumnMetrics []ColumnMetric
 	// Thresholds are fixed limits judged instead of the history baseline.
 	Thresholds []Threshold
+	// Dimension is the key the dimension check groups by.
+	Dimension *DimensionSpec
 	// KeyColumns is the key whose uniqueness is checked (one key, possibly composite).
 	KeyColumns []string
 	Assertions []Assertion
@@ -119,8 +123,11 @@ type Result struct {
 	EmptyHours *int        `json:"empty_hours,omitempty" jsonschema:"Complete hours inside the window without a row"`
 	// Freshness detail.
 	Newest *time.Time `json:"newest,omitempty"`
+	// Keys are a dimension check's moved keys, largest deviation first.
+	Keys []KeyMove `json:"keys,omitempty"`
 
 	recorded bool
+	extra    []extraPoint // recorded with the result, not shown (a dimension's per-key points)
 }
 
 // HourCount is one hour bucket of a volume check.
@@ -291,6 +298,13 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 				rep.Results = append(rep.Results, r)
 			}
 		}
+	}
+	if p.has(Dimension) && p.dim != nil {
+		r, err := c.dimensionResult(ctx, p, rep, now, step)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
 	}
 	if p.has(Uniqueness) && p.dup != nil {
 		r, err := c.uniquenessResult(ctx, p, &prof, rep, step)

@@ -265,3 +265,83 @@ func TestThresholdJudgesWithoutHistory(t *testing.T) {
 func sqrtVar(sum, sq, n float64) float64 {
 	return math.Sqrt((sq - sum*sum/n) / (n - 1))
 }
+
+func TestOneAccountDroppingFailsTheDimensionCheckNamingIt(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			hist := quality.NewHistory(openStore(t))
+			for _, tc := range []struct {
+				spec    quality.DimensionSpec
+				subject string
+				why     string
+			}{
+				{quality.DimensionSpec{Column: "account_id"}, "account_id",
+					"1 account_id value's rows fell to zero (account_id 7: 0 per hour against a median of 6.63); 19 unchanged today"},
+				{quality.DimensionSpec{Column: "account_id", Measure: "amount", Top: 3}, "amount by account_id",
+					"1 account_id value's sums of amount fell to zero (account_id 7: 0 per hour against a median of 682.9); 19 unchanged today"},
+			} {
+				req := quality.Request{Table: "billing_lines", TimestampColumn: "at", Checks: []quality.Check{quality.Volume, quality.Dimension}, Dimension: &tc.spec}
+				rep := runHistory(t, wh, hist, req)
+				if r := result(t, rep, "rows_per_hour", ""); r.Status != quality.Pass {
+					t.Errorf("a 5%% drop of the table should pass volume: %s", r.Why)
+				}
+				r := result(t, rep, "keys_moved", tc.subject)
+				if r.Status != quality.Fail || r.Value != 1 || r.Why != tc.why {
+					t.Errorf("%s: %s %v %q", tc.subject, r.Status, r.Value, r.Why)
+				}
+				if len(r.Keys) != 1 || r.Keys[0].Key != "7" || r.Keys[0].Change != -1 || r.Keys[0].Value != 0 {
+					t.Errorf("keys = %+v", r.Keys)
+				}
+			}
+			// Every key's point is in the history, the vanished key's as a failing zero.
+			runs, err := hist.Runs(context.Background(), quality.HistoryQuery{Metric: "dimension_rows_per_hour", Subject: "account_id=7", Limit: 1})
+			if err != nil || len(runs) != 1 || len(runs[0].Metrics) != 1 || runs[0].Metrics[0].Value != 0 || runs[0].Metrics[0].Status != "fail" {
+				t.Fatalf("history of account 7: %+v %v", runs, err)
+			}
+		})
+	}
+}
+
+func TestDimensionCapAndBadSpecs(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	hist := quality.NewHistory(openStore(t))
+	req := quality.Request{Table: "billing_lines", TimestampColumn: "at", Checks: []quality.Check{quality.Dimension}, Dimension: &quality.DimensionSpec{Column: "account_id", MaxKeys: 5}}
+	rep := runHistory(t, wh, hist, req)
+	r := result(t, rep, "keys_moved", "account_id")
+	// Account 7 is not among the 5 largest today and, the answer being capped, its absence proves nothing.
+	if r.Status != quality.Pass || !strings.Contains(r.Why, "only the 5 largest account_id values were compared (dimension.max_keys)") {
+		t.Errorf("capped: %s %q", r.Status, r.Why)
+	}
+	c := quality.NewChecker(wh, nil, func() time.Time { return at15(3) })
+	w, _ := quality.ParseWindow(quality.WindowSpec{Window: "today"}, at15(3))
+	for _, tc := range []struct {
+		spec *quality.DimensionSpec
+		want string
+	}{
+		{nil, "needs dimension.column"},
+		{&quality.DimensionSpec{Column: "nope"}, "dimension.column"},
+		{&quality.DimensionSpec{Column: "account_id", Measure: "at"}, "not numeric"},
+		{&quality.DimensionSpec{Column: "account_id", MaxKeys: 20000}, "outside 1 … 10000"},
+	} {
+		_, err := c.Run(context.Background(), quality.Request{Table: "billing_lines", TimestampColumn: "at", Window: w, Checks: []quality.Check{quality.Dimension}, Dimension: tc.spec})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+}
+
+func TestCustomRuleAloneWithTimestampColumn(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Custom},
+		Assertions: []quality.Assertion{{Name: "price_positive", SQL: "SELECT * FROM api_costs WHERE price <= 0 AND at >= {{window_start}} AND at < {{window_end}}"}}}
+	rep := runAt(t, wh, nil, at15(14), req)
+	if r := result(t, rep, "violating_rows", "price_positive"); r.Status != quality.Pass || rep.Queries != 1 || rep.TimestampColumn != "at" {
+		t.Errorf("custom alone: %+v (%d queries)", r, rep.Queries)
+	}
+	// Without timestamp_column the rule still finds the table's only timestamp column.
+	req.TimestampColumn = ""
+	if r := result(t, runAt(t, wh, nil, at15(14), req), "violating_rows", "price_positive"); r.Status != quality.Pass {
+		t.Errorf("custom alone, inferred column: %+v", r)
+	}
+}

@@ -56,6 +56,7 @@ type plan struct {
 	// distinct counts, the one column metric that needs a scan of its own.
 	metricCols []metricCol
 	distinct   *query
+	dim        *dimPlan
 
 	profile *query // one pass grouped by hour: rows, count(col) per null-rate column, max(ts)
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
@@ -96,6 +97,9 @@ func (p *plan) queryCount() int {
 	if p.distinct != nil {
 		n++
 	}
+	if p.dim != nil {
+		n++
+	}
 	return n
 }
 
@@ -125,7 +129,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	}
 	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
-		slices.Contains(checks, Column)
+		slices.Contains(checks, Column) || slices.Contains(checks, Dimension)
 	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
 	customWindow := slices.Contains(checks, Custom) && (req.TimestampColumn != "" || slices.ContainsFunc(req.Assertions, func(a Assertion) bool {
 		return strings.Contains(a.SQL, "{{window_")
@@ -171,6 +175,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	if needsWindow {
 		p.buildProfile()
 		p.buildDistinct()
+	}
+	if slices.Contains(checks, Dimension) {
+		if req.Dimension == nil {
+			return nil, fmt.Errorf("the dimension check needs dimension.column, the key to group by (e.g. account_id)")
+		}
+		if err := p.buildDimension(ti, *req.Dimension); err != nil {
+			return nil, err
+		}
 	}
 	if slices.Contains(checks, Freshness) {
 		a := d.NewArgs()
