@@ -76,6 +76,7 @@ func TestPlanSQLGolden(t *testing.T) {
 					ms, _ := ParseColumnMetrics(AllColumnMetrics())
 					return ms
 				}(),
+				Dimension:  &DimensionSpec{Column: "account_id", Measure: "egress_bytes"},
 				Assertions: []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
 			}
 			p, err := buildPlan(d, ti, req, AllChecks, now, 20, func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil })
@@ -94,6 +95,7 @@ func TestPlanSQLGolden(t *testing.T) {
 			}
 			emit("profile", p.profile)
 			emit("distinct counts", p.distinct)
+			emit("dimension", p.dim.grouped)
 			if !p.freshFromProfile {
 				emit("freshness", p.fresh)
 			} else {

@@ -6,6 +6,10 @@ SELECT date_trunc('hour', "hour") AS hour_bucket, count(*), count("account_id"),
 SELECT count(DISTINCT "usage_id"), count(DISTINCT "account_id"), count(DISTINCT "egress_bytes"), count(DISTINCT "billable") FROM "dw"."usage"."usage_hourly" WHERE "hour" >= $1::timestamp AND "hour" < $2::timestamp;
 --   arg 1: 2025-12-15 00:00:00 +0000 UTC
 --   arg 2: 2025-12-15 15:05:00 +0000 UTC
+-- dimension
+SELECT "account_id", count(*), sum(CAST("egress_bytes" AS float8)) FROM "dw"."usage"."usage_hourly" WHERE "hour" >= $1::timestamp AND "hour" < $2::timestamp GROUP BY 1 ORDER BY 2 DESC LIMIT 1001;
+--   arg 1: 2025-12-15 00:00:00 +0000 UTC
+--   arg 2: 2025-12-15 15:05:00 +0000 UTC
 -- freshness: max(hour) of the profile
 -- uniqueness: a UNIQUE or PRIMARY KEY constraint the engine enforces covers (usage_id)
 -- custom egress_not_negative

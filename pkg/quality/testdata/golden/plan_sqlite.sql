@@ -6,6 +6,10 @@ SELECT substr("hour", 1, 13) AS hour_bucket, count(*), count("account_id"), coun
 SELECT count(DISTINCT "usage_id"), count(DISTINCT "account_id"), count(DISTINCT "egress_bytes"), count(DISTINCT "billable") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ?;
 --   arg 1: 2025-12-15 00:00:00
 --   arg 2: 2025-12-15 15:05:00
+-- dimension
+SELECT "account_id", count(*), total("egress_bytes") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1 ORDER BY 2 DESC LIMIT 1001;
+--   arg 1: 2025-12-15 00:00:00
+--   arg 2: 2025-12-15 15:05:00
 -- freshness: max(hour) of the profile
 -- uniqueness: a UNIQUE or PRIMARY KEY constraint the engine enforces covers (usage_id)
 -- custom egress_not_negative
