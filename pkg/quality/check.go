@@ -89,6 +89,11 @@ type Request struct {
 	Assertions []Assertion
 	// MaxFreshnessLag, when set, fails freshness beyond it whatever the history says.
 	MaxFreshnessLag time.Duration
+	// LoadTimestampColumn is the column recording when each row was loaded (e.g. _loaded_at):
+	// the freshness check then measures load lag apart from event freshness.
+	LoadTimestampColumn string
+	// MaxLoadLag, when set, fails load lag beyond it whatever the history says.
+	MaxLoadLag time.Duration
 	// Monitor is the config monitor this run belongs to ("" for ad-hoc runs).
 	Monitor string
 	// OpenIncidents decides, given the table's asset URN, whether failures open (or join) an
@@ -248,6 +253,15 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		}
 		rep.Results = append(rep.Results, r)
 	}
+	if p.has(Volume) {
+		r, ok, err := c.hourOfDayResult(ctx, p, &prof, rep, now)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rep.Results = append(rep.Results, r)
+		}
+	}
 	if p.has(Freshness) {
 		newest := prof.newest
 		sqlText := p.profileSQL()
@@ -272,6 +286,14 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			return err
 		}
 		rep.Results = append(rep.Results, r)
+		if p.loadQ != nil {
+			fresh := &rep.Results[len(rep.Results)-1]
+			lr, err := c.loadResult(ctx, p, fresh, rep, req, now, step)
+			if err != nil {
+				return err
+			}
+			rep.Results = append(rep.Results, lr)
+		}
 	}
 	if p.has(NullRate) {
 		for _, col := range p.nullCols {
@@ -444,6 +466,45 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 	return r, nil
 }
 
+// hourOfDayResult judges the window's last complete hour against the same local hour of day in
+// earlier runs (its own series per hour of day): a pipeline that loses its 02:00 batch every night
+// hides inside a daily total, and a quiet night hour must not look like an outage at noon.
+func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) (Result, bool, error) {
+	end := rep.Window.Until
+	if now.Before(end) {
+		end = now
+	}
+	end = end.Truncate(time.Hour)
+	start := end.Add(-time.Hour)
+	if start.Before(rep.Window.Since) || p.d.IsDateColumn(p.tf, p.tsType) {
+		return Result{}, false, nil // no complete hour in the window, or a column of whole days
+	}
+	var rows int64
+	for _, h := range prof.hours {
+		if h.Hour.Equal(start) {
+			rows = h.Rows
+		}
+	}
+	local := start.In(rep.Window.Location()).Format("15:04")
+	r := Result{Check: string(Volume), Metric: "rows_in_hour", Subject: local, Value: float64(rows), Unit: "rows", SQL: p.profileSQL(), Rows: &rows, recorded: true, Status: Pass}
+	head := fmt.Sprintf("%s in the %s hour", countRows(rows), local)
+	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, volumePolicy)
+	switch {
+	case err != nil:
+		return r, false, err
+	case !ok:
+		r.Why = head + "; " + tooFew(b.Points, volumePolicy.MinPoints)
+	default:
+		r.setBaseline(b, 0, math.Inf(1))
+		r.Status = b.Judge(float64(rows), volumePolicy.Direction)
+		if rows == 0 && b.Median > 0 {
+			r.Status = Fail
+		}
+		r.Why = head + " against " + describe(*r.Baseline, num, "") + " of that hour"
+	}
+	return r, true, nil
+}
+
 // emptyHours counts complete hours inside the window (and before now) with no row.
 func emptyHours(hours []HourCount, w Window, now time.Time) int {
 	end := w.Until
@@ -469,9 +530,15 @@ func emptyHours(hours []HourCount, w Window, now time.Time) int {
 }
 
 func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Time, sqlText string, rep *Report, req Request, now time.Time) (Result, error) {
-	r := Result{Check: string(Freshness), Metric: "freshness_lag_seconds", Subject: p.tsName, Unit: "seconds", SQL: sqlText, Status: Pass}
+	return c.lagResult(ctx, "freshness_lag_seconds", p.tsName, newest, sqlText, rep, req.MaxFreshnessLag, now)
+}
+
+// lagResult judges how old the newest value of a time column is: the event time (freshness) or
+// the load time (load lag).
+func (c *Checker) lagResult(ctx context.Context, metric, column string, newest *time.Time, sqlText string, rep *Report, limit time.Duration, now time.Time) (Result, error) {
+	r := Result{Check: string(Freshness), Metric: metric, Subject: column, Unit: "seconds", SQL: sqlText, Status: Pass}
 	if newest == nil {
-		r.Status, r.Why = Fail, "the table has no "+p.tsName+" at all"
+		r.Status, r.Why = Fail, "the table has no "+column+" at all"
 		return r, nil
 	}
 	r.Newest = newest
@@ -480,7 +547,7 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 		lag = 0
 	}
 	r.Value, r.recorded = round(lag, 3), true
-	head := fmt.Sprintf("newest %s is %s old", p.tsName, dur(lag))
+	head := fmt.Sprintf("newest %s is %s old", column, dur(lag))
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, lagPolicy)
 	switch {
 	case err != nil:
@@ -492,9 +559,38 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 		r.Status = b.Judge(lag, lagPolicy.Direction)
 		r.Why = head + " against " + describeLag(*r.Baseline)
 	}
-	if req.MaxFreshnessLag > 0 && lag > req.MaxFreshnessLag.Seconds() {
+	if limit > 0 && lag > limit.Seconds() {
 		r.Status = Fail
-		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(req.MaxFreshnessLag.Seconds()))
+		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(limit.Seconds()))
+	}
+	return r, nil
+}
+
+// loadResult measures the load time column apart from the event time, and tells the two causes
+// apart in the freshness sentence: loads still arriving with old events means the source is late;
+// loads stopped means the pipeline is.
+func (c *Checker) loadResult(ctx context.Context, p *plan, fresh *Result, rep *Report, req Request, now time.Time, step func(string)) (Result, error) {
+	var raw any
+	if err := c.wh.QueryRow(ctx, p.loadQ.sql, p.loadQ.args, &raw); err != nil {
+		return Result{}, fmt.Errorf("load lag of %s: %w", rep.Table, err)
+	}
+	step("load lag")
+	var newest *time.Time
+	if raw != nil {
+		t, ok := warehouse.ParseTime(raw)
+		if !ok {
+			return Result{}, fmt.Errorf("%w: load lag of %s: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, rep.Table, p.loadName, raw)
+		}
+		newest = &t
+	}
+	r, err := c.lagResult(ctx, "load_lag_seconds", p.loadName, newest, p.loadQ.sql, rep, req.MaxLoadLag, now)
+	if err != nil || fresh == nil || fresh.Status == Pass || newest == nil {
+		return r, err
+	}
+	if r.Status == Pass {
+		fresh.Why += fmt.Sprintf("; rows are still loading (newest %s %s old), so the events themselves arrive late", p.loadName, dur(r.Value))
+	} else {
+		fresh.Why += fmt.Sprintf("; loads stopped too (newest %s %s old)", p.loadName, dur(r.Value))
 	}
 	return r, nil
 }

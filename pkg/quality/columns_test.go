@@ -55,7 +55,7 @@ func columnScenario(engine string) []string {
 	if engine == "postgres" {
 		seq, from = "", " FROM generate_series(0, 29999) i"
 	}
-	return []string{
+	return append([]string{
 		`CREATE TABLE api_costs (line_id INTEGER NOT NULL, account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, cost_micros BIGINT NOT NULL, price ` + e.types[0] + `, region TEXT, billable ` + e.types[1] + `)`,
 		`INSERT INTO api_costs ` + seq + `SELECT i, i % 20, ` + e.ts("i") + `,
   CASE WHEN i / 2000 = 14 AND i % 100 < 41 THEN 0 WHEN i / 2000 < 14 AND i % 2000 < 2 + (i / 2000) % 5 THEN 0 ELSE 2000 - (i % 100) * 10 END,
@@ -63,7 +63,7 @@ func columnScenario(engine string) []string {
   CASE WHEN i % 10 = 0 THEN '' ELSE 'eu-' || (i % 3) END, ` + e.truth("i % 4 <> 0") + from,
 		`CREATE TABLE billing_lines (account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, amount BIGINT NOT NULL)`,
 		`INSERT INTO billing_lines ` + seq + `SELECT i % 20, ` + e.ts("i") + `, 100 + i % 7` + from + ` WHERE NOT (i / 2000 = 14 AND i % 20 = 7)`,
-	}
+	}, arrivalsScenario(engine)...)
 }
 
 func openColumnScenario(t testing.TB, engine string) *warehouse.DB {
@@ -343,5 +343,61 @@ func TestCustomRuleAloneWithTimestampColumn(t *testing.T) {
 	req.TimestampColumn = ""
 	if r := result(t, runAt(t, wh, nil, at15(14), req), "violating_rows", "price_positive"); r.Status != quality.Pass {
 		t.Errorf("custom alone, inferred column: %+v", r)
+	}
+}
+
+// arrivals: one event an hour (00:00–15:00) for 15 days, each loaded two minutes later. On the last
+// day events stop after 11:00 while the source keeps re-sending its 11:00 event every hour.
+func arrivalsScenario(engine string) []string {
+	ts := func(d, h, extra string) string {
+		return "strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (" + d + ") || ' days', '+' || (" + h + ") || ' hours', '" + extra + "')"
+	}
+	seq, from := "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 239) ", " FROM seq"
+	if engine == "postgres" {
+		ts = func(d, h, extra string) string {
+			return "timestamp '2025-12-01' + (" + d + ") * interval '1 day' + (" + h + ") * interval '1 hour' + interval '" + extra + "'"
+		}
+		seq, from = "", " FROM generate_series(0, 239) i"
+	}
+	return []string{
+		`CREATE TABLE arrivals (event_at TIMESTAMP NOT NULL, loaded_at TIMESTAMP NOT NULL)`,
+		`INSERT INTO arrivals ` + seq + `SELECT ` + ts("i / 16", "i % 16", "+0 minutes") + `, ` + ts("i / 16", "i % 16", "+2 minutes") + from + ` WHERE NOT (i / 16 = 14 AND i % 16 >= 12)`,
+		`INSERT INTO arrivals ` + seq + `SELECT ` + ts("14", "11", "+0 minutes") + `, ` + ts("14", "i", "+2 minutes") + from + ` WHERE i BETWEEN 12 AND 15`,
+	}
+}
+
+func TestEventFreshnessApartFromLoadLagAndVolumePerHourOfDay(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			hist := quality.NewHistory(openStore(t))
+			req := quality.Request{Table: "arrivals", TimestampColumn: "event_at", LoadTimestampColumn: "loaded_at", Checks: []quality.Check{quality.Volume, quality.Freshness}}
+			for day := 0; day < 14; day++ {
+				rep := runAt(t, wh, hist, at15(day), req)
+				if rep.Status != quality.Pass {
+					t.Fatalf("day %d: %s", day, rep.Summary)
+				}
+				if day == 0 && rep.Queries != 2 {
+					t.Errorf("queries = %d, want the pass (its max answers event freshness) and the load max", rep.Queries)
+				}
+			}
+			rep := runAt(t, wh, hist, at15(14), req)
+			fresh := result(t, rep, "freshness_lag_seconds", "event_at")
+			if fresh.Status != quality.Fail || fresh.Why != "newest event_at is 4h5m old against a lag of 5m in every earlier check; rows are still loading (newest loaded_at 3m old), so the events themselves arrive late" {
+				t.Errorf("freshness: %s %q", fresh.Status, fresh.Why)
+			}
+			if load := result(t, rep, "load_lag_seconds", "loaded_at"); load.Status != quality.Pass || load.Value != 180 {
+				t.Errorf("load: %s %v %q", load.Status, load.Value, load.Why)
+			}
+			hour := result(t, rep, "rows_in_hour", "14:00")
+			if hour.Status != quality.Fail || hour.Why != "0 rows in the 14:00 hour against 1 in every earlier check of that hour" {
+				t.Errorf("hour of day: %s %q", hour.Status, hour.Why)
+			}
+			// A day's check at 03:30 compares its 02:00 hour with earlier 02:00 hours only.
+			early := runAt(t, wh, hist, time.Date(2025, 12, 15, 3, 30, 0, 0, time.UTC), req)
+			if r := result(t, early, "rows_in_hour", "02:00"); r.Status != quality.Pass || !strings.Contains(r.Why, "0 earlier checks") {
+				t.Errorf("02:00: %s %q", r.Status, r.Why)
+			}
+		})
 	}
 }

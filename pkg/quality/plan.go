@@ -57,6 +57,10 @@ type plan struct {
 	metricCols []metricCol
 	distinct   *query
 	dim        *dimPlan
+	// loadQ reads the newest load time; a separate query because rows loaded late carry event
+	// times outside the window, and they are exactly the ones that show loads still arrive.
+	loadName string
+	loadQ    *query
 
 	profile *query // one pass grouped by hour: rows, count(col) per null-rate column, max(ts)
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
@@ -98,6 +102,9 @@ func (p *plan) queryCount() int {
 		n++
 	}
 	if p.dim != nil {
+		n++
+	}
+	if p.loadQ != nil {
 		n++
 	}
 	return n
@@ -197,6 +204,11 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		// run did) already holds the newest rows, so the pass's max answers freshness.
 		p.freshFromProfile = p.profile != nil && !ti.Indexed(p.tsName) && d.Engine != warehouse.Snowflake && !p.until.Before(now.Add(-time.Minute))
 	}
+	if slices.Contains(checks, Freshness) && req.LoadTimestampColumn != "" {
+		if err := p.buildLoad(ti, req.LoadTimestampColumn, now, timeFormat); err != nil {
+			return nil, err
+		}
+	}
 	if slices.Contains(checks, Uniqueness) && len(req.KeyColumns) > 0 {
 		if err := p.buildUniqueness(ti, req.KeyColumns, maxSample); err != nil {
 			return nil, err
@@ -257,6 +269,30 @@ func (p *plan) buildProfile() {
 	// sorted in Go, so the engine is never asked for a second sort.
 	p.profile = &query{sql: "SELECT " + bucket + " AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a) +
 		" GROUP BY 1", args: a.Vals}
+}
+
+func (p *plan) buildLoad(ti *warehouse.TableInfo, name string, now time.Time, timeFormat timeFormatFunc) error {
+	col, err := timestampColumn(p.d, ti, name)
+	if err != nil {
+		return fmt.Errorf("load_timestamp_column: %w", err)
+	}
+	if col.Name == p.tsName {
+		return fmt.Errorf("load_timestamp_column %s is the event time column too; name the column that records when rows were loaded", col.Name)
+	}
+	q := mustQuote(p.d, col.Name)
+	tf := warehouse.TimeNative
+	if p.d.Engine == warehouse.SQLite {
+		if tf, err = timeFormat(p.table, q, col.Name); err != nil {
+			return err
+		}
+	}
+	a := p.d.NewArgs()
+	sqlText := "SELECT max(" + q + ") FROM " + p.table + " WHERE " + q + " <= " + p.d.BindBound(a, tf, col.Type, now, p.loc, false)
+	if p.d.Engine == warehouse.Snowflake {
+		sqlText, a = "SELECT MAX("+q+") FROM "+p.table, p.d.NewArgs() // answered from partition metadata
+	}
+	p.loadName, p.loadQ = col.Name, &query{sql: sqlText, args: a.Vals}
+	return nil
 }
 
 // chooseColumnMetrics picks, per column, the requested metrics its type allows (every metric but
