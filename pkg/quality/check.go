@@ -27,10 +27,12 @@ const (
 	Column Check = "column"
 	// Dimension tracks rows or a sum per key value against each key's own history.
 	Dimension Check = "dimension"
+	// Reconcile compares a model's rows or sum with its upstream table's over the same window.
+	Reconcile Check = "reconciliation"
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{Volume, Freshness, NullRate, Column, Dimension, Uniqueness, Custom}
+var AllChecks = []Check{Volume, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
 
 // DefaultChecks run when a request names none: the column metrics are chosen per table, so they
 // run only when asked for.
@@ -84,6 +86,8 @@ type Request struct {
 	Thresholds []Threshold
 	// Dimension is the key the dimension check groups by.
 	Dimension *DimensionSpec
+	// Reconcile names the upstream the reconciliation check compares the table with.
+	Reconcile *ReconcileSpec
 	// KeyColumns is the key whose uniqueness is checked (one key, possibly composite).
 	KeyColumns []string
 	Assertions []Assertion
@@ -328,6 +332,13 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		}
 		rep.Results = append(rep.Results, r)
 	}
+	if p.has(Reconcile) && p.recon != nil {
+		r, err := c.reconcileResult(ctx, p, &prof, rep, now, step)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
+	}
 	if p.has(Uniqueness) && p.dup != nil {
 		r, err := c.uniquenessResult(ctx, p, &prof, rep, step)
 		if err != nil {
@@ -366,6 +377,8 @@ type profile struct {
 	newest  *time.Time
 	hours   []HourCount
 	cols    []colAcc // per plan.metricCols
+	// reconSum is the model's sum for the reconciliation check.
+	reconSum float64
 }
 
 func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error {
@@ -401,6 +414,9 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 			for agg, at := range mc.terms {
 				prof.cols[i].add(agg, r[at])
 			}
+		}
+		if p.recon != nil && p.recon.sumAt > 0 && r[p.recon.sumAt] != nil {
+			prof.reconSum += anyFloat(r[p.recon.sumAt])
 		}
 	}
 	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func goldenTable(e warehouse.Engine) *warehouse.TableInfo {
 		{Name: name("hour"), Type: typ[2], Position: 3},
 		{Name: name("egress_bytes"), Type: typ[3], Nullable: true, Position: 4},
 		{Name: name("billable"), Type: typ[4], Nullable: true, Position: 5},
+		{Name: name("loaded_at"), Type: typ[2], Position: 6},
 	}
 	if e != warehouse.Snowflake {
 		ti.UniqueKeys = [][]string{{"usage_id"}}
@@ -76,11 +78,20 @@ func TestPlanSQLGolden(t *testing.T) {
 					ms, _ := ParseColumnMetrics(AllColumnMetrics())
 					return ms
 				}(),
-				Dimension:  &DimensionSpec{Column: "account_id", Measure: "egress_bytes"},
-				Assertions: []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
+				Dimension:           &DimensionSpec{Column: "account_id", Measure: "egress_bytes"},
+				Reconcile:           &ReconcileSpec{Upstream: "usage_raw", Column: "egress_bytes"},
+				LoadTimestampColumn: "loaded_at",
+				Assertions:          []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
 			}
-			p, err := buildPlan(d, ti, req, AllChecks, now, 20, func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil })
+			tf := func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil }
+			p, err := buildPlan(d, ti, req, AllChecks, now, 20, tf)
 			if err != nil {
+				t.Fatal(err)
+			}
+			up := goldenTable(e)
+			up.Name = strings.Replace(up.Name, "HOURLY", "RAW", 1)
+			up.Name = strings.Replace(up.Name, "hourly", "raw", 1)
+			if err := p.buildReconcile(up, tf); err != nil {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
@@ -96,6 +107,8 @@ func TestPlanSQLGolden(t *testing.T) {
 			emit("profile", p.profile)
 			emit("distinct counts", p.distinct)
 			emit("dimension", p.dim.grouped)
+			emit("load lag", p.loadQ)
+			emit("reconciliation upstream", p.recon.query)
 			if !p.freshFromProfile {
 				emit("freshness", p.fresh)
 			} else {

@@ -57,6 +57,7 @@ type plan struct {
 	metricCols []metricCol
 	distinct   *query
 	dim        *dimPlan
+	recon      *reconPlan
 	// loadQ reads the newest load time; a separate query because rows loaded late carry event
 	// times outside the window, and they are exactly the ones that show loads still arrive.
 	loadName string
@@ -107,6 +108,9 @@ func (p *plan) queryCount() int {
 	if p.loadQ != nil {
 		n++
 	}
+	if p.recon != nil {
+		n++
+	}
 	return n
 }
 
@@ -119,9 +123,18 @@ func (p *plan) profileSQL() string {
 }
 
 func (c *Checker) plan(ctx context.Context, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
-	return buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), func(table, ts, name string) (warehouse.TimeFormat, error) {
+	tf := func(table, ts, name string) (warehouse.TimeFormat, error) {
 		return c.sqliteTimeFormat(ctx, table, ts, name)
-	})
+	}
+	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
+	if err != nil || p.recon == nil {
+		return p, err
+	}
+	up, err := c.wh.Resolve(ctx, p.recon.spec.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile.upstream: %w", err)
+	}
+	return p, p.buildReconcile(up, tf)
 }
 
 // timeFormatFunc learns how a SQLite column stores time (it needs one query, so it is injected).
@@ -136,7 +149,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	}
 	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
-		slices.Contains(checks, Column) || slices.Contains(checks, Dimension)
+		slices.Contains(checks, Column) || slices.Contains(checks, Dimension) || slices.Contains(checks, Reconcile)
 	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
 	customWindow := slices.Contains(checks, Custom) && (req.TimestampColumn != "" || slices.ContainsFunc(req.Assertions, func(a Assertion) bool {
 		return strings.Contains(a.SQL, "{{window_")
@@ -176,6 +189,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	}
 	if slices.Contains(checks, Column) {
 		if err := p.chooseColumnMetrics(ti, names, len(req.Columns) > 0, req.ColumnMetrics); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(checks, Reconcile) {
+		if req.Reconcile == nil {
+			return nil, fmt.Errorf("the reconciliation check needs reconcile.upstream, the table the model is built from")
+		}
+		if err := p.prepareReconcile(ti, *req.Reconcile); err != nil {
 			return nil, err
 		}
 	}
@@ -263,6 +284,9 @@ func (p *plan) buildProfile() {
 				mc.terms[agg] = add(expr)
 			}
 		}
+	}
+	if p.recon != nil && p.recon.column != "" {
+		p.recon.sumAt = add(p.d.FloatSum(mustQuote(p.d, p.recon.column)))
 	}
 	a := p.d.NewArgs()
 	// GROUP BY 1 (positional, understood by all three engines) and no ORDER BY: the hours are

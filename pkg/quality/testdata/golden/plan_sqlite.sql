@@ -3,11 +3,18 @@ SELECT substr("hour", 1, 13) AS hour_bucket, count(*), count("account_id"), coun
 --   arg 1: 2025-12-15 00:00:00
 --   arg 2: 2025-12-15 15:05:00
 -- distinct counts
-SELECT count(DISTINCT "usage_id"), count(DISTINCT "account_id"), count(DISTINCT "egress_bytes"), count(DISTINCT "billable") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ?;
+SELECT count(DISTINCT "usage_id"), count(DISTINCT "account_id"), count(DISTINCT "egress_bytes"), count(DISTINCT "billable"), count(DISTINCT "loaded_at") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ?;
 --   arg 1: 2025-12-15 00:00:00
 --   arg 2: 2025-12-15 15:05:00
 -- dimension
 SELECT "account_id", count(*), total("egress_bytes") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1 ORDER BY 2 DESC LIMIT 1001;
+--   arg 1: 2025-12-15 00:00:00
+--   arg 2: 2025-12-15 15:05:00
+-- load lag
+SELECT max("loaded_at") FROM "main"."usage_hourly" WHERE "loaded_at" <= ?;
+--   arg 1: 2025-12-15 15:05:00
+-- reconciliation upstream
+SELECT count(*), total("egress_bytes") FROM "main"."usage_raw" WHERE "hour" >= ? AND "hour" < ?;
 --   arg 1: 2025-12-15 00:00:00
 --   arg 2: 2025-12-15 15:05:00
 -- freshness: max(hour) of the profile
@@ -22,3 +29,4 @@ SELECT * FROM (SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= ? A
 --   arg 2: 2025-12-15 15:05:00
 -- null_rate usage_id: declared NOT NULL
 -- null_rate hour: declared NOT NULL
+-- null_rate loaded_at: declared NOT NULL
