@@ -29,10 +29,12 @@ const (
 	Dimension Check = "dimension"
 	// Reconcile compares a model's rows or sum with its upstream table's over the same window.
 	Reconcile Check = "reconciliation"
+	// SchemaChanges reports columns added, removed, retyped or made nullable since the last run.
+	SchemaChanges Check = "schema"
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{Volume, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
+var AllChecks = []Check{SchemaChanges, Volume, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
 
 // DefaultChecks run when a request names none: the column metrics are chosen per table, so they
 // run only when asked for.
@@ -134,6 +136,8 @@ type Result struct {
 	Newest *time.Time `json:"newest,omitempty"`
 	// Keys are a dimension check's moved keys, largest deviation first.
 	Keys []KeyMove `json:"keys,omitempty"`
+	// Changes are a schema check's column changes.
+	Changes []ColumnChange `json:"changes,omitempty"`
 
 	recorded bool
 	extra    []extraPoint // recorded with the result, not shown (a dimension's per-key points)
@@ -242,6 +246,13 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		if req.Progress != nil {
 			req.Progress(done, total, msg)
 		}
+	}
+	if p.has(SchemaChanges) {
+		r, err := c.schemaResult(ctx, p.ti, rep, now)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
 	}
 	var prof profile
 	if p.profile != nil {

@@ -7,11 +7,13 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/internal/pgtest"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/warehouse"
@@ -435,6 +437,102 @@ func TestModelReconciledWithItsUpstream(t *testing.T) {
 				if rep.Queries != 2 {
 					t.Errorf("queries = %d, want the pass and the upstream's count", rep.Queries)
 				}
+			}
+		})
+	}
+}
+
+func TestSchemaChangesSinceTheLastRunBecomeGraphEvents(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			var dsn, driver string
+			switch engine {
+			case "sqlite":
+				dsn, driver = filepath.Join(t.TempDir(), "wh.db"), "sqlite3"
+			case "postgres":
+				dsn, driver = pgtest.Shared(t).NewDatabase(t), "pgx"
+			}
+			rw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rw.Close()
+			exec := func(s string) {
+				t.Helper()
+				if _, err := rw.Exec(s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			exec(`CREATE TABLE orders (order_id INTEGER NOT NULL, amount BIGINT NOT NULL, coupon TEXT, at TIMESTAMP)`)
+			wh, err := warehouse.Connect(&config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer wh.Close()
+			st := openStore(t)
+			hist := quality.NewHistory(st)
+			req := quality.Request{Table: "orders", Checks: []quality.Check{quality.SchemaChanges}}
+			r := result(t, runAt(t, wh, hist, at15(0), req), "schema_changes", "")
+			if r.Status != quality.Pass || !strings.HasPrefix(r.Why, "first schema snapshot of ") || !strings.HasSuffix(r.Why, ": 4 columns recorded; later runs report columns added, removed, retyped or made nullable") {
+				t.Fatalf("first run: %s %q", r.Status, r.Why)
+			}
+			if r := result(t, runAt(t, wh, hist, at15(1), req), "schema_changes", ""); r.Status != quality.Pass || r.Why != "the 4 columns are unchanged since the last schema check" {
+				t.Fatalf("second run: %s %q", r.Status, r.Why)
+			}
+			exec(`ALTER TABLE orders ADD COLUMN region TEXT`)
+			exec(`ALTER TABLE orders DROP COLUMN coupon`)
+			want := "region added (TEXT); coupon removed (was TEXT) since the last schema check"
+			if engine == "postgres" {
+				exec(`ALTER TABLE orders ALTER COLUMN amount TYPE numeric(18,2)`)
+				exec(`ALTER TABLE orders ALTER COLUMN order_id DROP NOT NULL`)
+				want = "order_id made nullable; amount retyped from bigint to numeric(18,2); region added (text); coupon removed (was text) since the last schema check"
+			}
+			// The catalog is read per run; a fresh connection sees the new columns.
+			wh2, err := warehouse.Connect(&config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer wh2.Close()
+			hist2 := quality.NewHistory(st)
+			w, _ := quality.ParseWindow(quality.WindowSpec{Window: "today"}, at15(2))
+			req.Window, req.OpenIncidents = w, func(string) bool { return true }
+			rep, err := quality.NewChecker(wh2, hist2, func() time.Time { return at15(2) }).Run(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = result(t, rep, "schema_changes", "")
+			if r.Status != quality.Fail || r.Why != want || r.Value != float64(len(r.Changes)) {
+				t.Fatalf("after the change: %s %q %+v", r.Status, r.Why, r.Changes)
+			}
+			if len(rep.Incidents) != 1 || rep.Incidents[0].FailureMode != "schema" {
+				t.Errorf("incidents = %+v", rep.Incidents)
+			}
+			// The graph holds the change for diagnose_incident and the new columns as fields.
+			a, err := graph.New(st, nil).Get(context.Background(), graph.URN(rep.Asset))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Attrs[quality.AttrSchemaChange] != want || a.Attrs[quality.AttrSchemaChangedAt] != "2025-12-03T15:05:00Z" {
+				t.Errorf("attrs = %v", a.Attrs)
+			}
+			var live, stale []string
+			for _, f := range a.Fields {
+				if f.Stale {
+					stale = append(stale, f.Path)
+				} else {
+					live = append(live, f.Path)
+				}
+			}
+			if !slices.Contains(live, "region") || !slices.Equal(stale, []string{"coupon"}) {
+				t.Errorf("fields live %v stale %v", live, stale)
+			}
+			// The next run compares with the new snapshot; the change stays recorded on the asset.
+			r = result(t, runAt(t, wh2, hist2, at15(3), quality.Request{Table: "orders", Checks: []quality.Check{quality.SchemaChanges}}), "schema_changes", "")
+			if r.Status != quality.Pass {
+				t.Errorf("after recording the change: %s %q", r.Status, r.Why)
+			}
+			if a, _ := graph.New(st, nil).Get(context.Background(), graph.URN(rep.Asset)); a.Attrs[quality.AttrSchemaChange] != want {
+				t.Errorf("the last change was forgotten: %v", a.Attrs)
 			}
 		})
 	}

@@ -164,11 +164,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, 'error', ?, '')`, asset, monitor, store.Timestamp(s
 	})
 }
 
-// severityFor: wrong or missing data (nulls, volume, staleness) is sev2 — it reaches money and
-// dashboards; a duplicate key or a failed custom rule is sev3 until a person raises it.
+// severityFor: wrong or missing data (nulls, zeros, shifted values, a key's rows gone, a model
+// out of step with its source, volume, staleness) is sev2 — it reaches money and dashboards; a
+// duplicate key, a failed custom rule or a schema change is sev3 until a person raises it.
 func severityFor(mode string) string {
 	switch mode {
-	case "null_rate", "volume", "freshness":
+	case "null_rate", "volume", "freshness", "column", "dimension", "reconciliation":
 		return "sev2"
 	}
 	return "sev3"

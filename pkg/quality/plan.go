@@ -39,6 +39,7 @@ type customPlan struct {
 // pass as slow as the distinct (test-peers.md §8: on SQLite 4 separate queries beat one pass 3.2×),
 // and an enforced UNIQUE or NOT NULL constraint answers its check with no query at all.
 type plan struct {
+	ti       *warehouse.TableInfo
 	checks   []Check
 	d        warehouse.Dialect
 	table    string // quoted
@@ -147,7 +148,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
+	p := &plan{ti: ti, checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
 		slices.Contains(checks, Column) || slices.Contains(checks, Dimension) || slices.Contains(checks, Reconcile)
 	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
