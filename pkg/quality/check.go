@@ -113,10 +113,10 @@ type Request struct {
 // Result is one metric's verdict.
 type Result struct {
 	Check   string  `json:"check"`
-	Metric  string  `json:"metric" jsonschema:"null_rate, rows_per_hour, freshness_lag_seconds, duplicate_rows or violating_rows"`
-	Subject string  `json:"subject,omitempty" jsonschema:"The column, key or assertion the metric is about"`
+	Metric  string  `json:"metric" jsonschema:"null_rate, rows_per_hour, rows_in_hour, freshness_lag_seconds, load_lag_seconds, a column metric (zero_rate, sum_per_hour, mean …), keys_moved, reconcile_ratio, schema_changes, duplicate_rows or violating_rows"`
+	Subject string  `json:"subject,omitempty" jsonschema:"The column, key, hour of day, upstream or assertion the metric is about"`
 	Value   float64 `json:"value"`
-	Unit    string  `json:"unit" jsonschema:"ratio, rows/hour, seconds or rows"`
+	Unit    string  `json:"unit" jsonschema:"ratio, rows/hour, rows, seconds, keys, changes, characters, values or per hour"`
 	// Baseline is what earlier runs say; nil when the metric is a rule (duplicates, custom SQL,
 	// NOT NULL) or history is still too short.
 	Baseline     *Baseline `json:"baseline,omitempty"`

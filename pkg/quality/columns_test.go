@@ -537,3 +537,57 @@ func TestSchemaChangesSinceTheLastRunBecomeGraphEvents(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigListsMatchTheChecksAndMetrics(t *testing.T) {
+	var checks []string
+	for _, c := range quality.AllChecks {
+		checks = append(checks, string(c))
+	}
+	var defaults []string
+	for _, c := range quality.DefaultChecks {
+		defaults = append(defaults, string(c))
+	}
+	if !slices.Equal(checks, config.MonitorChecks) || !slices.Equal(defaults, config.DefaultMonitorChecks) || !slices.Equal(quality.AllColumnMetrics(), config.MonitorColumnMetrics) {
+		t.Errorf("config lists drifted:\nchecks %v / %v\ndefaults %v / %v\nmetrics %v / %v", checks, config.MonitorChecks, defaults, config.DefaultMonitorChecks, quality.AllColumnMetrics(), config.MonitorColumnMetrics)
+	}
+}
+
+func TestProfileTableShowsEveryColumnMetricOnce(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			wh := openColumnScenario(t, engine)
+			st := openStore(t)
+			w, _ := quality.ParseWindow(quality.WindowSpec{}, at15(14))
+			p, err := quality.NewChecker(wh, quality.NewHistory(st), func() time.Time { return at15(14) }).ProfileTable(context.Background(),
+				quality.ProfileRequest{Table: "api_costs", TimestampColumn: "at", Window: &w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Rows != 2000 || strings.Count(p.SQL, "SELECT") != 1 {
+				t.Fatalf("profile = %+v", p)
+			}
+			byName := map[string]quality.ColumnProfile{}
+			for _, c := range p.Columns {
+				byName[c.Name] = c
+			}
+			for _, tc := range []struct {
+				column, metric string
+				want           float64
+			}{
+				{"cost_micros", "zero_rate", 0.41}, {"cost_micros", "zeros", 820}, {"cost_micros", "negatives", 0},
+				{"region", "empty_rate", 0.1}, {"region", "max_length", 4}, {"billable", "true", 1500}, {"billable", "false", 500},
+			} {
+				if got, ok := byName[tc.column].Metrics[tc.metric]; !ok || got != tc.want {
+					t.Errorf("%s %s = %v, want %v (%v)", tc.column, tc.metric, got, tc.want, byName[tc.column].Metrics)
+				}
+			}
+			if byName["at"].Metrics != nil {
+				t.Errorf("a timestamp column has no column metrics: %v", byName["at"].Metrics)
+			}
+			// Nothing recorded: profiling is a look, not a run.
+			if runs, err := quality.NewHistory(st).Runs(context.Background(), quality.HistoryQuery{}); err != nil || len(runs) != 0 {
+				t.Errorf("runs = %v %v", runs, err)
+			}
+		})
+	}
+}
