@@ -293,7 +293,7 @@ func (d Dialect) FloatSquareSum(col string) string {
 	case Postgres:
 		return "sum(CAST(" + col + " AS float8) * CAST(" + col + " AS float8))"
 	case Snowflake:
-		return "SUM(SQUARE(CAST(" + col + " AS DOUBLE)))"
+		return "SUM(CAST(" + col + " AS DOUBLE) * CAST(" + col + " AS DOUBLE))"
 	}
 	// SQLite turns an overflowing integer product into a real, and total() adds reals.
 	return "total(" + col + " * " + col + ")"
