@@ -117,3 +117,13 @@ monitors:
 		}
 	}
 }
+
+func FuzzMonitors(f *testing.F) {
+	f.Add("monitors: [{name: a, table: t, schedule: '@daily', checks: [column, dimension], dimension: {column: k, max_keys: 5}}]")
+	f.Add("monitors: [{name: a, table: t, schedule: '@daily', thresholds: [{metric: zero_rate, max: 0.1, min: 0.2}]}]")
+	f.Add("monitors: [{name: a, table: t, schedule: '@daily', checks: [reconciliation], reconcile: {upstream: u, column: c}, max_load_lag: -1h}]")
+	f.Add("monitors: [{name: a, table: t, schedule: '@daily', column_metrics: [mean, ~, 3]}]")
+	f.Fuzz(func(t *testing.T, doc string) {
+		_, _ = Parse([]byte(doc), env(nil)) // must not panic
+	})
+}

@@ -3,7 +3,6 @@ package quality_test
 import (
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,14 +24,7 @@ import (
 //
 //	DW_BENCH_ROWS=10000000 go test ./pkg/quality -run '^$' -bench ColumnMetrics -benchtime 3x -timeout 90m
 func BenchmarkColumnMetrics(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("DW_BENCH_ROWS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1000 {
-			b.Fatalf("DW_BENCH_ROWS=%q: want an integer ≥ 1000", s)
-		}
-		n = v
-	}
+	n := benchRows(b)
 	since := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(time.Duration(n/1000+1) * time.Hour)
 	numeric := []string{"id", "account_id", "cost_micros", "qty", "price", "discount", "latency_ms"}
@@ -72,7 +64,7 @@ func BenchmarkColumnMetrics(b *testing.B) {
 				}
 				results = len(rep.Results)
 			}
-			variants := []func(){rqc, func() { runBenchSQL(b, raw, hand, lo, hi) }}
+			variants := []func(){rqc, func() { runSQL(b, raw, hand, lo, hi) }}
 			total := make([]time.Duration, len(variants))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -90,21 +82,6 @@ func BenchmarkColumnMetrics(b *testing.B) {
 			b.ReportMetric(sec(0)/sec(1), "check/handwritten")
 			b.ReportMetric(float64(results), "metrics")
 		})
-	}
-}
-
-func runBenchSQL(b *testing.B, db *sql.DB, queries []string, lo, hi any) {
-	for _, q := range queries {
-		rows, err := db.QueryContext(context.Background(), q, lo, hi)
-		if err != nil {
-			b.Fatalf("%s: %v", q, err)
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			b.Fatal(err)
-		}
-		rows.Close()
 	}
 }
 

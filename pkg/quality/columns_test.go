@@ -76,17 +76,7 @@ func columnScenario(engine string) []string {
 
 func openColumnScenario(t testing.TB, engine string) *warehouse.DB {
 	t.Helper()
-	var dsn, driver string
-	switch engine {
-	case "sqlite":
-		dsn, driver = filepath.Join(t.TempDir(), "wh.db"), "sqlite3"
-	case "postgres":
-		dsn, driver = pgtest.Shared(t).NewDatabase(t), "pgx"
-	}
-	rw, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, rw := openWritable(t, engine)
 	defer rw.Close()
 	for _, s := range columnScenario(engine) {
 		if _, err := rw.Exec(s); err != nil {
@@ -99,6 +89,23 @@ func openColumnScenario(t testing.TB, engine string) *warehouse.DB {
 	}
 	t.Cleanup(func() { wh.Close() })
 	return wh
+}
+
+// openWritable creates an empty warehouse database on the engine and opens it for writing.
+func openWritable(t testing.TB, engine string) (string, *sql.DB) {
+	t.Helper()
+	var dsn, driver string
+	switch engine {
+	case "sqlite":
+		dsn, driver = filepath.Join(t.TempDir(), "wh.db"), "sqlite3"
+	case "postgres":
+		dsn, driver = pgtest.Shared(t).NewDatabase(t), "pgx"
+	}
+	rw, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, rw
 }
 
 // runHistory runs req at 15:05 on each of the first 14 days, requiring each to pass, then on the
@@ -445,17 +452,7 @@ func TestModelReconciledWithItsUpstream(t *testing.T) {
 func TestSchemaChangesSinceTheLastRunBecomeGraphEvents(t *testing.T) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
-			var dsn, driver string
-			switch engine {
-			case "sqlite":
-				dsn, driver = filepath.Join(t.TempDir(), "wh.db"), "sqlite3"
-			case "postgres":
-				dsn, driver = pgtest.Shared(t).NewDatabase(t), "pgx"
-			}
-			rw, err := sql.Open(driver, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dsn, rw := openWritable(t, engine)
 			defer rw.Close()
 			exec := func(s string) {
 				t.Helper()

@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -176,7 +177,7 @@ func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now
 		r.Status = worse(r.Status, pt.status)
 	}
 	slices.SortFunc(moved, func(a, b KeyMove) int {
-		if c := cmpFloat(math.Abs(b.Change), math.Abs(a.Change)); c != 0 {
+		if c := cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
@@ -232,16 +233,6 @@ func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now
 
 func countOf(n int, one, many string) string {
 	return group(int64(n)) + " " + plural(int64(n), one, many)
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // keyString renders a grouped key as text (NULL keys group together too).
