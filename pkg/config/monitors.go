@@ -82,7 +82,7 @@ type MonitorReconcile struct {
 
 // MonitorChecks are the check names a monitor may list (pkg/quality's checks; a test keeps the
 // two lists equal).
-var MonitorChecks = []string{"schema", "volume", "freshness", "null_rate", "column", "dimension", "reconciliation", "uniqueness", "custom"}
+var MonitorChecks = []string{"schema_changes", "volume", "freshness", "null_rate", "column", "dimension", "reconciliation", "uniqueness", "custom"}
 
 // DefaultMonitorChecks run when a monitor lists none.
 var DefaultMonitorChecks = []string{"volume", "freshness", "null_rate", "uniqueness", "custom"}

@@ -72,7 +72,7 @@ monitors:
     timestamp_column: EVENT_AT
     load_timestamp_column: LOADED_AT
     max_load_lag: 30m
-    checks: [schema, volume, freshness, null_rate, column, dimension, reconciliation]
+    checks: [schema_changes, volume, freshness, null_rate, column, dimension, reconciliation]
     columns: [COST_MICROS]
     column_metrics: [zero_rate, sum_per_hour, mean]
     thresholds:

@@ -29,8 +29,9 @@ const (
 	Dimension Check = "dimension"
 	// Reconcile compares a model's rows or sum with its upstream table's over the same window.
 	Reconcile Check = "reconciliation"
-	// SchemaChanges reports columns added, removed, retyped or made nullable since the last run.
-	SchemaChanges Check = "schema"
+	// SchemaChanges reports columns added, removed, retyped or made nullable since the last run
+	// (named apart from the registry-side "schema" incidents dw-schema raises).
+	SchemaChanges Check = "schema_changes"
 )
 
 // AllChecks in the order results are reported.

@@ -3,6 +3,7 @@ package quality_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -501,13 +502,17 @@ func TestSchemaChangesSinceTheLastRunBecomeGraphEvents(t *testing.T) {
 			if r.Status != quality.Fail || r.Why != want || r.Value != float64(len(r.Changes)) {
 				t.Fatalf("after the change: %s %q %+v", r.Status, r.Why, r.Changes)
 			}
-			if len(rep.Incidents) != 1 || rep.Incidents[0].FailureMode != "schema" {
+			if len(rep.Incidents) != 1 || rep.Incidents[0].FailureMode != "schema_changes" {
 				t.Errorf("incidents = %+v", rep.Incidents)
 			}
 			// The graph holds the change for diagnose_incident and the new columns as fields.
 			a, err := graph.New(st, nil).Get(context.Background(), graph.URN(rep.Asset))
 			if err != nil {
 				t.Fatal(err)
+			}
+			var listed []quality.ColumnChange
+			if err := json.Unmarshal([]byte(a.Attrs[quality.AttrSchemaChanges]), &listed); err != nil || len(listed) != len(r.Changes) || listed[0] != r.Changes[0] {
+				t.Errorf("structured changes %q: %v", a.Attrs[quality.AttrSchemaChanges], err)
 			}
 			if a.Attrs[quality.AttrSchemaChange] != want || a.Attrs[quality.AttrSchemaChangedAt] != "2025-12-03T15:05:00Z" {
 				t.Errorf("attrs = %v", a.Attrs)

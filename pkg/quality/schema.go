@@ -36,6 +36,8 @@ const (
 	AttrColumns         = "warehouse_columns"
 	AttrSchemaChangedAt = "schema_changed_at"
 	AttrSchemaChange    = "schema_change"
+	// AttrSchemaChanges is the latest change as a JSON list of ColumnChange.
+	AttrSchemaChanges = "schema_changes"
 )
 
 func schemaSource(asset string) string { return "dw-quality:schema/" + asset }
@@ -74,7 +76,9 @@ func (c *Checker) schemaResult(ctx context.Context, ti *warehouse.TableInfo, rep
 	r.Changes, r.Value = changes, float64(len(changes))
 	attrs := map[string]string{}
 	if known {
-		attrs[AttrSchemaChangedAt], attrs[AttrSchemaChange] = a.Attrs[AttrSchemaChangedAt], a.Attrs[AttrSchemaChange]
+		for _, k := range []string{AttrSchemaChangedAt, AttrSchemaChange, AttrSchemaChanges} {
+			attrs[k] = a.Attrs[k] // the latest change stays on the asset until the next one
+		}
 	}
 	switch {
 	case !known:
@@ -92,7 +96,11 @@ func (c *Checker) schemaResult(ctx context.Context, ti *warehouse.TableInfo, rep
 			}
 		}
 		r.Why = strings.Join(words, "; ") + " since the last schema check"
-		attrs[AttrSchemaChangedAt], attrs[AttrSchemaChange] = now.UTC().Format(time.RFC3339), r.Why
+		list, err := json.Marshal(changes)
+		if err != nil {
+			return r, err
+		}
+		attrs[AttrSchemaChangedAt], attrs[AttrSchemaChange], attrs[AttrSchemaChanges] = now.UTC().Format(time.RFC3339), r.Why, string(list)
 	}
 	snap, err := json.Marshal(cur)
 	if err != nil {
