@@ -313,7 +313,7 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 	}
 	if p.has(NullRate) {
 		for _, col := range p.nullCols {
-			r, err := c.nullResult(ctx, p, col, &prof, rep, now)
+			r, err := c.nullResult(ctx, p, col, &prof, rep, req, now)
 			if err != nil {
 				return err
 			}
@@ -623,7 +623,7 @@ func (c *Checker) loadResult(ctx context.Context, p *plan, fresh *Result, rep *R
 	return r, nil
 }
 
-func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, now time.Time) (Result, error) {
+func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, req Request, now time.Time) (Result, error) {
 	r := Result{Check: string(NullRate), Metric: "null_rate", Subject: col.name, Unit: "ratio", Status: Pass}
 	if col.notNull {
 		r.SQL = "-- no query: " + col.name + " is declared NOT NULL"
@@ -640,17 +640,22 @@ func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *pr
 	nulls := prof.rows - prof.nonNull[col.scanIndex]
 	rate := float64(nulls) / float64(prof.rows)
 	r.Value, r.recorded = round(rate, 6), true
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
-	if err != nil {
-		return r, err
+	head := pct(rate) + " null " + rep.Window.Label
+	if t := thresholdFor(req.Thresholds, string(NullRate), col.name); t != nil {
+		r.judgeThreshold(t, rate, head, pct)
+	} else {
+		b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			r.Why = head + "; " + tooFew(b.Points, nullPolicy.MinPoints)
+			return r, nil
+		}
+		r.setBaseline(b, 0, 1)
+		r.Status = b.Judge(rate, nullPolicy.Direction)
+		r.Why = head + " against " + describe(*r.Baseline, pct, "")
 	}
-	if !ok {
-		r.Why = pct(rate) + " null " + rep.Window.Label + "; " + tooFew(b.Points, nullPolicy.MinPoints)
-		return r, nil
-	}
-	r.setBaseline(b, 0, 1)
-	r.Status = b.Judge(rate, nullPolicy.Direction)
-	r.Why = pct(rate) + " null " + rep.Window.Label + " against " + describe(*r.Baseline, pct, "")
 	if r.Status != Pass && nulls > 0 {
 		a := c.wh.Dialect.NewArgs()
 		q := "SELECT * FROM " + p.table + " WHERE " + p.window(a) + " AND " + col.quoted + " IS NULL LIMIT " + fmt.Sprint(c.wh.MaxSample())

@@ -46,15 +46,7 @@ func (c *Checker) columnResult(ctx context.Context, p *plan, mc metricCol, m Col
 	}
 	head := columnHead(m, v, acc, rep.Window.Label)
 	if t := thresholdFor(req.Thresholds, string(m), mc.name); t != nil {
-		r.ExpectedLow, r.ExpectedHigh = t.Min, t.Max
-		switch {
-		case t.Max != nil && v > *t.Max:
-			r.Status, r.Why = Fail, head+" against a limit of at most "+f(*t.Max)
-		case t.Min != nil && v < *t.Min:
-			r.Status, r.Why = Fail, head+" against a limit of at least "+f(*t.Min)
-		default:
-			r.Why = head + " within its limit"
-		}
+		r.judgeThreshold(t, v, head, f)
 		return r, nil
 	}
 	pol := columnPolicy(m)
@@ -87,6 +79,19 @@ func (c *Checker) columnResult(ctx context.Context, p *plan, mc metricCol, m Col
 		r.Why = head + " against " + describe(*r.Baseline, f, "")
 	}
 	return r, nil
+}
+
+// judgeThreshold judges v against a fixed limit instead of history.
+func (r *Result) judgeThreshold(t *Threshold, v float64, head string, f func(float64) string) {
+	r.ExpectedLow, r.ExpectedHigh = t.Min, t.Max
+	switch {
+	case t.Max != nil && v > *t.Max:
+		r.Status, r.Why = Fail, head+" against a limit of at most "+f(*t.Max)
+	case t.Min != nil && v < *t.Min:
+		r.Status, r.Why = Fail, head+" against a limit of at least "+f(*t.Min)
+	default:
+		r.Status, r.Why = Pass, head+" within its limit"
+	}
 }
 
 // columnHead is the measured half of a sentence: "41% zeros today", "the mean is 12.5 today".

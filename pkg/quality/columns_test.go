@@ -593,3 +593,25 @@ func TestProfileTableShowsEveryColumnMetricOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestNullRateThreshold(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	limit := 0.05
+	req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.NullRate}, Columns: []string{"price"},
+		Thresholds: []quality.Threshold{{Metric: "null_rate", Max: &limit}}}
+	if r := result(t, runAt(t, wh, nil, at15(3), req), "null_rate", "price"); r.Status != quality.Pass || r.Why != "0% null today within its limit" || *r.ExpectedHigh != 0.05 {
+		t.Errorf("%s %q", r.Status, r.Why)
+	}
+}
+
+func TestAKeyGoneForAWeekStopsFailing(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	hist := quality.NewHistory(openStore(t))
+	req := quality.Request{Table: "billing_lines", TimestampColumn: "at", Checks: []quality.Check{quality.Dimension}, Dimension: &quality.DimensionSpec{Column: "account_id"}}
+	runHistory(t, wh, hist, req) // day 14: account 7 vanished and failed
+	// A week later (no new rows at all: every key is now older than a week) nothing is compared.
+	rep := runAt(t, wh, hist, at15(22), req)
+	if r := result(t, rep, "keys_moved", "account_id"); r.Status != quality.Pass || r.Value != 0 {
+		t.Errorf("a week on: %s %q", r.Status, r.Why)
+	}
+}

@@ -32,6 +32,7 @@ const (
 	defaultMaxKeys = 1000
 	maxMaxKeys     = 10000
 	defaultTopKeys = 10
+	goneAfter      = 7 * 24 * time.Hour
 )
 
 // KeyMove is one key's metric against its own baseline.
@@ -144,9 +145,11 @@ func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now
 	}
 	// A key with history and no row now had its rows vanish; when the answer was capped its
 	// absence proves nothing, so it is left out.
-	for subj := range history {
+	// A key whose last normal measurement is older than a week is gone, not newly missing (a
+	// churned customer must not fail every run forever).
+	for subj, pts := range history {
 		k := strings.TrimPrefix(subj, dp.prefix)
-		if _, ok := current[k]; !ok && !truncated {
+		if _, ok := current[k]; !ok && !truncated && len(pts) > 0 && now.Sub(pts[0].At) <= goneAfter {
 			keys = append(keys, k)
 		}
 	}
