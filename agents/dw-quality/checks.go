@@ -20,7 +20,7 @@ type runQualityCheckParams struct {
 	Since               string                 `json:"since,omitempty" jsonschema:"Window start, RFC 3339 or a date"`
 	Until               string                 `json:"until,omitempty" jsonschema:"Window end (exclusive), default now"`
 	TimeZone            string                 `json:"time_zone,omitempty" jsonschema:"IANA zone for today/yesterday and seasonal baselines, default UTC"`
-	Metrics             []string               `json:"metrics,omitempty" jsonschema:"Checks to run: schema_changes, volume, freshness, null_rate, column, dimension, reconciliation, uniqueness, custom; default volume, freshness, null_rate, uniqueness and custom"`
+	Metrics             []string               `json:"metrics,omitempty" jsonschema:"Checks to run: schema_changes, volume, volume_by_hour, freshness, null_rate, column, dimension, reconciliation, uniqueness, custom; default volume, freshness, null_rate, uniqueness and custom"`
 	Columns             []string               `json:"columns,omitempty" jsonschema:"Columns for the null-rate and column checks; default every column"`
 	ColumnMetrics       []string               `json:"column_metrics,omitempty" jsonschema:"Column check metrics: zero_rate, negative_rate, sum_per_hour, mean, min, max, stddev, empty_rate, min_length, max_length, mean_length, true_rate, distinct; default all that fit each column's type except distinct"`
 	Thresholds          []quality.Threshold    `json:"thresholds,omitempty" jsonschema:"Fixed limits judged instead of the history baseline, e.g. {metric: zero_rate, column: cost_micros, max: 0.01}"`
@@ -36,8 +36,8 @@ type runQualityCheckParams struct {
 
 func runQualityCheck(d *deps) mcpkit.Tool {
 	return mcpkit.Write("run_quality_check",
-		"Check a warehouse table over a window (default today) for null rate per column, volume (rows per hour and per hour of day), key uniqueness, "+
-			"event freshness and load lag, custom SQL rules and, when listed, column metrics (zeros, negatives, sum, mean, min, max, spread, distinct, "+
+		"Check a warehouse table over a window (default today) for null rate per column, volume (rows per hour), key uniqueness, "+
+			"event freshness and load lag, custom SQL rules and, when listed, volume per hour of day, column metrics (zeros, negatives, sum, mean, min, max, spread, distinct, "+
 			"empty strings, lengths, true share), a dimension (a metric per key value against that key's history), reconciliation with an upstream "+
 			"table and schema changes since the last run, each against a baseline learnt from earlier checks or a fixed threshold. Every result gives "+
 			"the value, baseline, expected range, status, a one-sentence why, the SQL that ran and sample offending rows. Records the run; a failure can open an incident.",

@@ -24,7 +24,8 @@ type Monitor struct {
 	// Columns limits the null-rate and column checks; empty means every column.
 	Columns []string `yaml:"columns"`
 	// Checks is a subset of MonitorChecks; empty means volume, freshness, null_rate, uniqueness
-	// and custom (the column, dimension, reconciliation and schema checks run when listed).
+	// and custom (the hour-of-day volume, column, dimension, reconciliation and schema checks run
+	// when listed).
 	Checks []string `yaml:"checks"`
 	// ColumnMetrics limits the column check's metrics; empty means every metric each column's
 	// type allows, distinct excepted.
@@ -82,7 +83,7 @@ type MonitorReconcile struct {
 
 // MonitorChecks are the check names a monitor may list (pkg/quality's checks; a test keeps the
 // two lists equal).
-var MonitorChecks = []string{"schema_changes", "volume", "freshness", "null_rate", "column", "dimension", "reconciliation", "uniqueness", "custom"}
+var MonitorChecks = []string{"schema_changes", "volume", "volume_by_hour", "freshness", "null_rate", "column", "dimension", "reconciliation", "uniqueness", "custom"}
 
 // DefaultMonitorChecks run when a monitor lists none.
 var DefaultMonitorChecks = []string{"volume", "freshness", "null_rate", "uniqueness", "custom"}

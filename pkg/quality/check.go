@@ -22,6 +22,8 @@ const (
 	Uniqueness Check = "uniqueness"
 	Freshness  Check = "freshness"
 	Custom     Check = "custom"
+	// VolumeByHour judges the window's last complete hour against the same hour of day.
+	VolumeByHour Check = "volume_by_hour"
 	// Column measures the column metrics (zeros, negatives, min, max, mean, sum, spread, distinct,
 	// empty strings, lengths, true share) in the same pass as volume and null counts.
 	Column Check = "column"
@@ -35,7 +37,7 @@ const (
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{SchemaChanges, Volume, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
+var AllChecks = []Check{SchemaChanges, Volume, VolumeByHour, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
 
 // DefaultChecks run when a request names none: the column metrics are chosen per table, so they
 // run only when asked for.
@@ -269,7 +271,7 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		}
 		rep.Results = append(rep.Results, r)
 	}
-	if p.has(Volume) {
+	if p.has(VolumeByHour) {
 		r, ok, err := c.hourOfDayResult(ctx, p, &prof, rep, now)
 		if err != nil {
 			return err
@@ -403,14 +405,16 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 	if len(rows.Rows) > maxHourBuckets {
 		return fmt.Errorf("the window spans more than %d hours with data: narrow it (since/until or window)", maxHourBuckets)
 	}
-	// Each row: hour_bucket, count(*), count(col) per scanned column, max(ts).
+	// Each row: hour_bucket, count(*), count(col) per scanned column, then max(ts) when freshness
+	// asked for it and the column metrics' aggregates.
 	for _, r := range rows.Rows {
 		n := warehouse.Int(r[1])
 		prof.rows += n
 		for i := range p.scanCols {
 			prof.nonNull[i] += warehouse.Int(r[2+i])
 		}
-		if v := r[2+len(p.scanCols)]; v != nil {
+		if p.newestAt > 0 && r[p.newestAt] != nil {
+			v := r[p.newestAt]
 			t, ok := warehouse.ParseTime(v)
 			if !ok {
 				return fmt.Errorf("%w: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, p.tsName, v)
@@ -514,7 +518,7 @@ func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, r
 		}
 	}
 	local := start.In(rep.Window.Location()).Format("15:04")
-	r := Result{Check: string(Volume), Metric: "rows_in_hour", Subject: local, Value: float64(rows), Unit: "rows", SQL: p.profileSQL(), Rows: &rows, recorded: true, Status: Pass}
+	r := Result{Check: string(VolumeByHour), Metric: "rows_in_hour", Subject: local, Value: float64(rows), Unit: "rows", SQL: p.profileSQL(), Rows: &rows, recorded: true, Status: Pass}
 	head := fmt.Sprintf("%s in the %s hour", countRows(rows), local)
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, volumePolicy)
 	switch {

@@ -387,7 +387,7 @@ func TestEventFreshnessApartFromLoadLagAndVolumePerHourOfDay(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			wh := openColumnScenario(t, engine)
 			hist := quality.NewHistory(openStore(t))
-			req := quality.Request{Table: "arrivals", TimestampColumn: "event_at", LoadTimestampColumn: "loaded_at", Checks: []quality.Check{quality.Volume, quality.Freshness}}
+			req := quality.Request{Table: "arrivals", TimestampColumn: "event_at", LoadTimestampColumn: "loaded_at", Checks: []quality.Check{quality.Volume, quality.VolumeByHour, quality.Freshness}}
 			for day := 0; day < 14; day++ {
 				rep := runAt(t, wh, hist, at15(day), req)
 				if rep.Status != quality.Pass {

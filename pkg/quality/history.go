@@ -169,7 +169,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, 'error', ?, '')`, asset, monitor, store.Timestamp(s
 // duplicate key, a failed custom rule or a schema change is sev3 until a person raises it.
 func severityFor(mode string) string {
 	switch mode {
-	case "null_rate", "volume", "freshness", "column", "dimension", "reconciliation":
+	case "null_rate", "volume", "volume_by_hour", "freshness", "column", "dimension", "reconciliation":
 		return "sev2"
 	}
 	return "sev3"

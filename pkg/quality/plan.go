@@ -59,6 +59,7 @@ type plan struct {
 	distinct   *query
 	dim        *dimPlan
 	recon      *reconPlan
+	newestAt   int // position of max(ts) in the pass's row, 0 when not computed
 	// loadQ reads the newest load time; a separate query because rows loaded late carry event
 	// times outside the window, and they are exactly the ones that show loads still arrive.
 	loadName string
@@ -149,7 +150,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		return nil, err
 	}
 	p := &plan{ti: ti, checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
-	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
+	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, VolumeByHour) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
 		slices.Contains(checks, Column) || slices.Contains(checks, Dimension) || slices.Contains(checks, Reconcile)
 	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
 	customWindow := slices.Contains(checks, Custom) && (req.TimestampColumn != "" || slices.ContainsFunc(req.Assertions, func(a Assertion) bool {
@@ -259,7 +260,12 @@ func (p *plan) buildProfile() {
 	for _, sc := range p.scanCols {
 		terms = append(terms, "count("+sc.quoted+")")
 	}
-	terms = append(terms, "max("+p.ts+")")
+	// The newest timestamp answers freshness; nothing else reads it, so a pass without the
+	// freshness check does not compare every row's timestamp for it.
+	if p.has(Freshness) {
+		terms = append(terms, "max("+p.ts+")")
+		p.newestAt = len(terms)
+	}
 	// Column metrics append their partial aggregates; an expression already in the pass (a null
 	// count the null-rate check asked for) is shared, not repeated.
 	at := map[string]int{}
@@ -295,7 +301,7 @@ func (p *plan) buildProfile() {
 	// sorted in Go, so the engine is never asked for a second sort.
 	// Without the volume check nothing reads the hours, so the pass need not group at all (on
 	// SQLite the GROUP BY sorter is most of the cost of an otherwise plain aggregate).
-	if !p.has(Volume) {
+	if !p.has(Volume) && !p.has(VolumeByHour) {
 		p.profile = &query{sql: "SELECT NULL AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a), args: a.Vals}
 		return
 	}
