@@ -16,7 +16,7 @@ type runQualityCheckParams struct {
 	Database            string                 `json:"database,omitempty" jsonschema:"Database of a bare table name"`
 	Schema              string                 `json:"schema,omitempty" jsonschema:"Schema of a bare table name"`
 	TimestampColumn     string                 `json:"timestamp_column,omitempty" jsonschema:"Column the window is read on; default: the table's only timestamp column"`
-	Window              string                 `json:"window,omitempty" jsonschema:"today (default), yesterday, or a duration such as 6h; or use since/until"`
+	Window              string                 `json:"window,omitempty" jsonschema:"today (default), yesterday, this_hour, last_hour, or a duration such as 6h; or use since/until"`
 	Since               string                 `json:"since,omitempty" jsonschema:"Window start, RFC 3339 or a date"`
 	Until               string                 `json:"until,omitempty" jsonschema:"Window end (exclusive), default now"`
 	TimeZone            string                 `json:"time_zone,omitempty" jsonschema:"IANA zone for today/yesterday and seasonal baselines, default UTC"`
@@ -90,7 +90,7 @@ type profileTableParams struct {
 	Schema          string   `json:"schema,omitempty" jsonschema:"Schema of a bare table name"`
 	Columns         []string `json:"columns,omitempty" jsonschema:"Columns to profile; default every column"`
 	TimestampColumn string   `json:"timestamp_column,omitempty" jsonschema:"Restrict to a window read on this column (with window or since/until)"`
-	Window          string   `json:"window,omitempty" jsonschema:"today, yesterday or a duration such as 6h; default the whole table"`
+	Window          string   `json:"window,omitempty" jsonschema:"today, yesterday, this_hour, last_hour or a duration such as 6h; default the whole table"`
 	Since           string   `json:"since,omitempty" jsonschema:"Window start, RFC 3339 or a date"`
 	Until           string   `json:"until,omitempty" jsonschema:"Window end (exclusive), default now"`
 	TimeZone        string   `json:"time_zone,omitempty" jsonschema:"IANA zone for today/yesterday, default UTC"`

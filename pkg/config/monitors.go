@@ -40,7 +40,8 @@ type Monitor struct {
 	LoadTimestampColumn string `yaml:"load_timestamp_column"`
 	// MaxLoadLag fails load lag beyond it whatever the history says.
 	MaxLoadLag time.Duration `yaml:"max_load_lag"`
-	// Window is today (default), yesterday, or a duration such as 6h, read in TimeZone.
+	// Window is today (default), yesterday, this_hour, last_hour, or a duration such as 6h, read in
+	// TimeZone.
 	Window   string `yaml:"window"`
 	TimeZone string `yaml:"time_zone"`
 	// Schedule is a five-field cron expression (or @hourly, @daily, @every 30m), read in TimeZone.
@@ -169,10 +170,10 @@ func (c *Config) validateMonitors(add func(string, ...any)) {
 			}
 		}
 		switch w := strings.ToLower(m.Window); w {
-		case "", "today", "yesterday":
+		case "", "today", "yesterday", "this_hour", "last_hour":
 		default:
 			if d, err := time.ParseDuration(w); err != nil || d <= 0 {
-				add("%s.window: %q; use today, yesterday or a duration such as 6h", key, m.Window)
+				add("%s.window: %q; use today, yesterday, this_hour, last_hour or a duration such as 6h", key, m.Window)
 			}
 		}
 		if m.Schedule == "" {

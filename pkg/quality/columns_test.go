@@ -615,3 +615,42 @@ func TestAKeyGoneForAWeekStopsFailing(t *testing.T) {
 		t.Errorf("a week on: %s %q", r.Status, r.Why)
 	}
 }
+
+func TestHourWindows(t *testing.T) {
+	now := time.Date(2025, 12, 15, 15, 5, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		spec         string
+		since, until time.Time
+		label        string
+	}{
+		{"this_hour", time.Date(2025, 12, 15, 15, 0, 0, 0, time.UTC), now, "this hour"},
+		{"last_hour", time.Date(2025, 12, 15, 14, 0, 0, 0, time.UTC), time.Date(2025, 12, 15, 15, 0, 0, 0, time.UTC), "in the last complete hour"},
+	} {
+		w, err := quality.ParseWindow(quality.WindowSpec{Window: tc.spec}, now)
+		if err != nil || !w.Since.Equal(tc.since) || !w.Until.Equal(tc.until) || w.Label != tc.label {
+			t.Errorf("%s: %+v %v", tc.spec, w, err)
+		}
+	}
+	// Kolkata's hours start at :30 UTC.
+	w, _ := quality.ParseWindow(quality.WindowSpec{Window: "this_hour", TimeZone: "Asia/Kolkata"}, now)
+	if !w.Since.Equal(time.Date(2025, 12, 15, 14, 30, 0, 0, time.UTC)) {
+		t.Errorf("Kolkata: %v", w.Since)
+	}
+	// The proto3 sentence over the hour: the check says "this hour".
+	wh := openColumnScenario(t, "sqlite")
+	hist := quality.NewHistory(openStore(t))
+	req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Column}, Columns: []string{"cost_micros"}, ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate}}
+	var rep *quality.Report
+	for day := 0; day <= 14; day++ {
+		at := at15(day)
+		w, _ := quality.ParseWindow(quality.WindowSpec{Window: "this_hour"}, at)
+		req.Window = w
+		var err error
+		if rep, err = quality.NewChecker(wh, hist, func() time.Time { return at }).Run(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := result(t, rep, "zero_rate", "cost_micros"); r.Status != quality.Fail || r.Why != "32.8% zeros this hour against 0% in every earlier check" {
+		t.Errorf("%s %q", r.Status, r.Why)
+	}
+}
