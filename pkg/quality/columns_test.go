@@ -25,7 +25,8 @@ import (
 //     day the field was removed upstream for 41 % of rows, and proto3 reads a missing int as 0 —
 //     no null anywhere.
 //   - price: on the last day a unit change divides it by 1,000.
-//   - region: text, one value in ten empty; billable: boolean, three in four true.
+//   - region: text, one value in ten empty; billable: boolean, three in four true; adjustment:
+//     integers with nulls and negatives.
 //
 // billing_lines holds one row per account per slot; on the last day a filter drops account 7.
 type colEngine struct {
@@ -59,11 +60,12 @@ func columnScenario(engine string) []string {
 		seq, from = "", " FROM generate_series(0, 29999) i"
 	}
 	return append([]string{
-		`CREATE TABLE api_costs (line_id INTEGER NOT NULL, account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, cost_micros BIGINT NOT NULL, price ` + e.types[0] + `, region TEXT, billable ` + e.types[1] + `)`,
+		`CREATE TABLE api_costs (line_id INTEGER NOT NULL, account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, cost_micros BIGINT NOT NULL, price ` + e.types[0] + `, region TEXT, billable ` + e.types[1] + `, adjustment INTEGER)`,
 		`INSERT INTO api_costs ` + seq + `SELECT i, i % 20, ` + e.ts("i") + `,
   CASE WHEN i / 2000 = 14 AND i % 100 < 41 THEN 0 WHEN i / 2000 < 14 AND i % 2000 < 2 + (i / 2000) % 5 THEN 0 ELSE 2000 - (i % 100) * 10 END,
   CASE WHEN i / 2000 = 14 THEN (5000 + i % 100) / 1000.0 ELSE 5000 + i % 100 END,
-  CASE WHEN i % 10 = 0 THEN '' ELSE 'eu-' || (i % 3) END, ` + e.truth("i % 4 <> 0") + from,
+  CASE WHEN i % 10 = 0 THEN '' ELSE 'eu-' || (i % 3) END, ` + e.truth("i % 4 <> 0") + `,
+  CASE WHEN i % 9 = 0 THEN NULL WHEN i % 8 = 0 THEN -(i % 5) - 1 ELSE i % 3 END` + from,
 		`CREATE TABLE billing_lines (account_id INTEGER NOT NULL, at TIMESTAMP NOT NULL, amount BIGINT NOT NULL)`,
 		`INSERT INTO billing_lines ` + seq + `SELECT i % 20, ` + e.ts("i") + `, 100 + i % 7` + from + ` WHERE NOT (i / 2000 = 14 AND i % 20 = 7)`,
 		// raw_usage swings between 1,000 and 2,000 rows a day; usage_model is built from it and, on
@@ -197,7 +199,8 @@ func TestColumnMetricsMatchHandWrittenSQL(t *testing.T) {
 			wh := openColumnScenario(t, engine)
 			now := at15(3)
 			req := quality.Request{Table: "api_costs", TimestampColumn: "at", Checks: []quality.Check{quality.Column},
-				Columns: []string{"cost_micros", "region"}, ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate, quality.StdDev, quality.Distinct, quality.MinValue, quality.MeanLength}}
+				Columns: []string{"cost_micros", "region", "adjustment"}, ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate, quality.StdDev, quality.Distinct, quality.MinValue,
+					quality.MeanLength, quality.NegativeRate, quality.MaxValue, quality.SumPerHour, quality.Mean}}
 			rep := runAt(t, wh, nil, now, req)
 			lo, hi := "'2025-12-04 00:00:00'", "'2025-12-04 15:05:00'"
 			cast := ""
@@ -235,6 +238,20 @@ func TestColumnMetricsMatchHandWrittenSQL(t *testing.T) {
 			check("distinct", "region", float64(distinctRegion))
 			check("min", "cost_micros", float64(minCost))
 			check("mean_length", "region", meanLen)
+			// adjustment: nulls, negatives and a sum, against the engine's own aggregates.
+			var negs, nonNull, maxAdj int64
+			var sumAdj, meanAdj float64
+			q = fmt.Sprintf(`SELECT count(CASE WHEN adjustment < 0 THEN 1 END), count(adjustment), max(adjustment), sum(adjustment), avg(adjustment) FROM api_costs WHERE at >= %s%s AND at < %s%s`, lo, cast, hi, cast)
+			if err := wh.QueryRow(context.Background(), q, nil, &negs, &nonNull, &maxAdj, &sumAdj, &meanAdj); err != nil {
+				t.Fatal(err)
+			}
+			if negs == 0 || nonNull == 2000 {
+				t.Fatalf("the scenario lost its negatives or nulls: %d, %d", negs, nonNull)
+			}
+			check("negative_rate", "adjustment", float64(negs)/float64(nonNull))
+			check("max", "adjustment", float64(maxAdj))
+			check("sum_per_hour", "adjustment", sumAdj/(15+5.0/60))
+			check("mean", "adjustment", meanAdj)
 			if rep.Queries != 2 {
 				t.Errorf("queries = %d, want the pass and one distinct query", rep.Queries)
 			}
