@@ -146,27 +146,19 @@ func (d *deps) runMonitor(ctx context.Context, hist *quality.History, m config.M
 }
 
 func (d *deps) checkMonitor(ctx context.Context, m config.Monitor, now time.Time) (*quality.Report, error) {
-	checks, err := quality.ParseChecks(m.Checks)
+	req, err := quality.MonitorRequest(m)
 	if err != nil {
 		return nil, err
 	}
-	w, err := quality.ParseWindow(quality.WindowSpec{Window: m.Window, TimeZone: m.TimeZone}, now)
-	if err != nil {
+	if req.Window, err = quality.ParseWindow(quality.WindowSpec{Window: m.Window, TimeZone: m.TimeZone}, now); err != nil {
 		return nil, err
 	}
 	c, _, err := d.checker(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var as []quality.Assertion
-	for _, a := range m.Assertions {
-		as = append(as, quality.Assertion{Name: a.Name, SQL: a.SQL})
-	}
-	return c.Run(ctx, quality.Request{
-		Table: m.Table, TimestampColumn: m.TimestampColumn, Window: w, Checks: checks, Columns: m.Columns,
-		KeyColumns: m.KeyColumns, Assertions: as, MaxFreshnessLag: m.MaxFreshnessLag, Monitor: m.Name,
-		OpenIncidents: d.incidentPolicy(nil, m.Domain),
-	})
+	req.OpenIncidents = d.incidentPolicy(nil, m.Domain)
+	return c.Run(ctx, req)
 }
 
 type listMonitorsParams struct{}
@@ -210,7 +202,7 @@ func listMonitors(d *deps) mcpkit.Tool {
 				info := monitorInfo{Name: m.Name, Domain: m.Domain, Table: m.Table, TimestampColumn: m.TimestampColumn, KeyColumns: m.KeyColumns,
 					Checks: m.Checks, Window: m.Window, TimeZone: m.TimeZone, Schedule: m.Schedule}
 				if len(info.Checks) == 0 {
-					info.Checks = config.MonitorChecks
+					info.Checks = config.DefaultMonitorChecks
 				}
 				if info.Window == "" {
 					info.Window = "today"
@@ -249,7 +241,7 @@ func listMonitors(d *deps) mcpkit.Tool {
 type getCheckHistoryParams struct {
 	Table   string `json:"table,omitempty" jsonschema:"Table or asset URN (a suffix such as orders_daily matches); default all"`
 	Monitor string `json:"monitor,omitempty" jsonschema:"Only runs of this monitor"`
-	Metric  string `json:"metric,omitempty" jsonschema:"Only this metric: null_rate, rows_per_hour, freshness_lag_seconds, duplicate_rows, violating_rows"`
+	Metric  string `json:"metric,omitempty" jsonschema:"Only this metric, e.g. null_rate, rows_per_hour, rows_in_hour, freshness_lag_seconds, load_lag_seconds, zero_rate, sum_per_hour, mean, dimension_rows_per_hour, reconcile_ratio, schema_changes, duplicate_rows, violating_rows"`
 	Subject string `json:"subject,omitempty" jsonschema:"Only this column, key or assertion"`
 	Since   string `json:"since,omitempty" jsonschema:"Only runs started at or after this time (RFC 3339 or a date)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"Most runs to return, newest first (default 50, at most 500)"`

@@ -6,7 +6,7 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
-const instructions = "Quality checks pushed down into the warehouse (null rate, volume, uniqueness, freshness, custom SQL), each compared with a baseline from its own history. " +
+const instructions = "Quality checks pushed down into the warehouse (null rate, volume, uniqueness, freshness and load lag, custom SQL; column metrics, dimensions, reconciliation and schema changes when asked), each compared with a baseline from its own history. " +
 	"run_quality_check checks one table now; run_monitors runs the configured monitors that are due; get_check_history shows what earlier runs measured. Start with check_connections when a backend fails."
 
 func tools(env *mcpkit.Env) []mcpkit.Tool {

@@ -219,3 +219,65 @@ func TestCallRunMonitorsExitsOneWhenAMonitorFails(t *testing.T) {
 		}
 	}
 }
+
+func TestRunQualityCheckColumnDimensionAndSchemaThroughTheTool(t *testing.T) {
+	e, _ := env(t)
+	run := tool(t, e, "run_quality_check")
+	var rep quality.Report
+	args := map[string]any{"table": "usage_hourly", "timestamp_column": "hour", "metrics": []string{"column", "dimension", "schema_changes"},
+		"columns": []string{"egress_bytes"}, "column_metrics": []string{"sum_per_hour", "mean", "distinct"},
+		"dimension": map[string]any{"column": "account_id", "top": 3}, "thresholds": []map[string]any{{"metric": "mean", "column": "egress_bytes", "min": 1}}}
+	if msg := mcpkittest.Call(t, run, args, &rep); msg != "" {
+		t.Fatal(msg)
+	}
+	got := map[string]quality.Result{}
+	for _, r := range rep.Results {
+		got[r.Metric+" "+r.Subject] = r
+	}
+	for _, k := range []string{"sum_per_hour egress_bytes", "mean egress_bytes", "distinct egress_bytes", "keys_moved account_id", "schema_changes "} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %s in %+v", k, rep.Results)
+		}
+	}
+	if r := got["mean egress_bytes"]; r.Status != quality.Pass || !strings.HasSuffix(r.Why, "within its limit") {
+		t.Errorf("mean: %s %q", r.Status, r.Why)
+	}
+	if r := got["distinct egress_bytes"]; r.Value != 100 { // the first day's 100 rows, each its own value
+		t.Errorf("distinct = %v", r.Value)
+	}
+	for name, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"unknown column metric": {map[string]any{"table": "usage_hourly", "metrics": []string{"column"}, "column_metrics": []string{"median"}}, `"median" is unknown`},
+		"dimension without key": {map[string]any{"table": "usage_hourly", "timestamp_column": "hour", "metrics": []string{"dimension"}}, "needs dimension.column"},
+		"bad load lag":          {map[string]any{"table": "usage_hourly", "max_load_lag": "soon"}, "max_load_lag"},
+		"unknown upstream":      {map[string]any{"table": "usage_hourly", "timestamp_column": "hour", "metrics": []string{"reconciliation"}, "reconcile": map[string]any{"upstream": "nope"}}, "reconcile.upstream"},
+	} {
+		if msg := mcpkittest.Call(t, run, c.args, nil); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: error %q does not contain %q", name, msg, c.want)
+		}
+	}
+}
+
+func TestMonitorsCarryTheNewChecks(t *testing.T) {
+	e, now := env(t)
+	*now = time.Date(2025, 12, 15, 16, 5, 0, 0, time.UTC)
+	e.Config.Monitors = []config.Monitor{{Name: "usage-values", Table: "usage_hourly", TimestampColumn: "hour", Schedule: "@hourly",
+		Checks: []string{"column", "dimension", "schema_changes"}, Columns: []string{"egress_bytes"}, ColumnMetrics: []string{"zero_rate", "mean"},
+		Dimension: &config.MonitorDimension{Column: "account_id"}}}
+	var res runMonitorsResult
+	if msg := mcpkittest.Call(t, tool(t, e, "run_monitors"), nil, &res); msg != "" {
+		t.Fatal(msg)
+	}
+	if res.Ran != 1 || res.Runs[0].Status == "error" || !strings.Contains(res.Runs[0].Summary, "checks pass") {
+		t.Fatalf("run = %+v", res.Runs)
+	}
+	var list listMonitorsResult
+	if msg := mcpkittest.Call(t, tool(t, e, "list_monitors"), nil, &list); msg != "" {
+		t.Fatal(msg)
+	}
+	if got := list.Monitors[0].Checks; len(got) != 3 || got[2] != "schema_changes" {
+		t.Errorf("checks = %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,11 +21,27 @@ type Monitor struct {
 	TimestampColumn string `yaml:"timestamp_column"`
 	// KeyColumns must be unique within the window (one key, possibly composite).
 	KeyColumns []string `yaml:"key_columns"`
-	// Columns limits the null-rate check; empty means every column.
+	// Columns limits the null-rate and column checks; empty means every column.
 	Columns []string `yaml:"columns"`
-	// Checks is a subset of null_rate, volume, uniqueness, freshness, custom; empty means all.
+	// Checks is a subset of MonitorChecks; empty means volume, freshness, null_rate, uniqueness
+	// and custom (the hour-of-day volume, column, dimension, reconciliation and schema checks run
+	// when listed).
 	Checks []string `yaml:"checks"`
-	// Window is today (default), yesterday, or a duration such as 6h, read in TimeZone.
+	// ColumnMetrics limits the column check's metrics; empty means every metric each column's
+	// type allows, distinct excepted.
+	ColumnMetrics []string `yaml:"column_metrics"`
+	// Thresholds are fixed limits judged instead of the history baseline.
+	Thresholds []MonitorThreshold `yaml:"thresholds"`
+	// Dimension is the key the dimension check groups by.
+	Dimension *MonitorDimension `yaml:"dimension"`
+	// Reconcile names the upstream the reconciliation check compares the table with.
+	Reconcile *MonitorReconcile `yaml:"reconcile"`
+	// LoadTimestampColumn records when each row was loaded; freshness then reports load lag too.
+	LoadTimestampColumn string `yaml:"load_timestamp_column"`
+	// MaxLoadLag fails load lag beyond it whatever the history says.
+	MaxLoadLag time.Duration `yaml:"max_load_lag"`
+	// Window is today (default), yesterday, this_hour, last_hour, or a duration such as 6h, read in
+	// TimeZone.
 	Window   string `yaml:"window"`
 	TimeZone string `yaml:"time_zone"`
 	// Schedule is a five-field cron expression (or @hourly, @daily, @every 30m), read in TimeZone.
@@ -41,8 +58,41 @@ type MonitorAssertion struct {
 	SQL  string `yaml:"sql"`
 }
 
-// MonitorChecks are the check names a monitor may list.
-var MonitorChecks = []string{"null_rate", "volume", "uniqueness", "freshness", "custom"}
+// MonitorThreshold is a fixed limit on one metric (of one column, or of every measured column).
+type MonitorThreshold struct {
+	Metric string   `yaml:"metric"`
+	Column string   `yaml:"column"`
+	Min    *float64 `yaml:"min"`
+	Max    *float64 `yaml:"max"`
+}
+
+// MonitorDimension is the dimension check's key, and optionally the column summed per key.
+type MonitorDimension struct {
+	Column  string `yaml:"column"`
+	Measure string `yaml:"measure"`
+	MaxKeys int    `yaml:"max_keys"`
+	Top     int    `yaml:"top"`
+}
+
+// MonitorReconcile is the upstream table a model is reconciled with.
+type MonitorReconcile struct {
+	Upstream                string `yaml:"upstream"`
+	UpstreamTimestampColumn string `yaml:"upstream_timestamp_column"`
+	Column                  string `yaml:"column"`
+	UpstreamColumn          string `yaml:"upstream_column"`
+}
+
+// MonitorChecks are the check names a monitor may list (pkg/quality's checks; a test keeps the
+// two lists equal).
+var MonitorChecks = []string{"schema_changes", "volume", "volume_by_hour", "freshness", "null_rate", "column", "dimension", "reconciliation", "uniqueness", "custom"}
+
+// DefaultMonitorChecks run when a monitor lists none.
+var DefaultMonitorChecks = []string{"volume", "freshness", "null_rate", "uniqueness", "custom"}
+
+// MonitorColumnMetrics are the metric names column_metrics may list (pkg/quality's column
+// metrics; a test keeps the two lists equal).
+var MonitorColumnMetrics = []string{"zero_rate", "negative_rate", "sum_per_hour", "mean", "min", "max", "stddev",
+	"empty_rate", "min_length", "max_length", "mean_length", "true_rate", "distinct"}
 
 // CronParser is how monitor schedules are read (five fields, plus descriptors like @hourly).
 var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -77,16 +127,53 @@ func (c *Config) validateMonitors(add func(string, ...any)) {
 				add("%s.checks: %q is unknown; use %s", key, ch, strings.Join(MonitorChecks, ", "))
 			}
 		}
+		for _, cm := range m.ColumnMetrics {
+			if !slices.Contains(MonitorColumnMetrics, cm) {
+				add("%s.column_metrics: %q is unknown; use %s", key, cm, strings.Join(MonitorColumnMetrics, ", "))
+			}
+		}
+		for j, th := range m.Thresholds {
+			tkey := fmt.Sprintf("%s.thresholds[%d]", key, j)
+			if th.Metric != "null_rate" && !slices.Contains(MonitorColumnMetrics, th.Metric) {
+				add("%s.metric: %q is unknown; use null_rate or a column metric (%s)", tkey, th.Metric, strings.Join(MonitorColumnMetrics, ", "))
+			}
+			if th.Min == nil && th.Max == nil {
+				add("%s: give min, max or both", tkey)
+			} else if th.Min != nil && th.Max != nil && *th.Min > *th.Max {
+				add("%s: min %v is above max %v", tkey, *th.Min, *th.Max)
+			}
+		}
+		listed := func(check string) bool { return slices.Contains(m.Checks, check) }
+		switch {
+		case listed("dimension") && (m.Dimension == nil || strings.TrimSpace(m.Dimension.Column) == ""):
+			add("%s.dimension.column: required by the dimension check, the key to group by (e.g. account_id)", key)
+		case m.Dimension != nil && !listed("dimension"):
+			add("%s.dimension: set but checks does not list dimension", key)
+		case m.Dimension != nil && (m.Dimension.MaxKeys < 0 || m.Dimension.MaxKeys > 10000 || m.Dimension.Top < 0):
+			add("%s.dimension: max_keys must be 1 … 10000 (default 1000) and top positive", key)
+		}
+		switch {
+		case listed("reconciliation") && (m.Reconcile == nil || strings.TrimSpace(m.Reconcile.Upstream) == ""):
+			add("%s.reconcile.upstream: required by the reconciliation check, the table the model is built from", key)
+		case m.Reconcile != nil && !listed("reconciliation"):
+			add("%s.reconcile: set but checks does not list reconciliation", key)
+		}
+		if m.MaxLoadLag < 0 {
+			add("%s.max_load_lag: must not be negative", key)
+		}
+		if m.MaxLoadLag > 0 && m.LoadTimestampColumn == "" {
+			add("%s.max_load_lag: needs load_timestamp_column, the column recording when rows were loaded", key)
+		}
 		if m.TimeZone != "" {
 			if _, err := time.LoadLocation(m.TimeZone); err != nil {
 				add("%s.time_zone: %q is not an IANA zone such as UTC or Europe/Berlin", key, m.TimeZone)
 			}
 		}
 		switch w := strings.ToLower(m.Window); w {
-		case "", "today", "yesterday":
+		case "", "today", "yesterday", "this_hour", "last_hour":
 		default:
 			if d, err := time.ParseDuration(w); err != nil || d <= 0 {
-				add("%s.window: %q; use today, yesterday or a duration such as 6h", key, m.Window)
+				add("%s.window: %q; use today, yesterday, this_hour, last_hour or a duration such as 6h", key, m.Window)
 			}
 		}
 		if m.Schedule == "" {

@@ -363,7 +363,7 @@ func schemaExplains(mode string, changes []FieldChange) bool {
 	for _, ch := range changes {
 		switch ch.Change {
 		case "removed", "renamed", "nullability_changed":
-			if mode == ModeNullRate || mode == ModeCustom {
+			if nullLike(mode) || mode == ModeCustom {
 				return true
 			}
 		case "type_changed":

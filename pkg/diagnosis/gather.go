@@ -339,8 +339,9 @@ func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evi
 	// The metric pkg/quality records for each failure mode; any failing metric when the mode has none.
 	want := map[string]string{ModeNullRate: "null_rate", ModeVolume: "rows_per_hour", ModeFreshness: "freshness_lag_seconds",
 		ModeUniqueness: "duplicate_rows", ModeCustom: "violating_rows"}[inc.FailureMode]
+	cond, args := failingMetricFilter(inc.FailureMode, want)
 	err := st.DB.QueryRowContext(ctx, `SELECT metric, subject, at FROM metric_points WHERE asset = ? AND status = 'fail'
-		AND (? = '' OR metric = ?) ORDER BY at DESC, id DESC LIMIT 1`, inc.Asset, want, want).Scan(&metric, &subject, &at)
+		AND `+cond+` ORDER BY at DESC, id DESC LIMIT 1`, append([]any{inc.Asset}, args...)...).Scan(&metric, &subject, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		ev.Onset, ev.OnsetSource = inc.OpenedAt, "no failing point in the check history: the incident's opening time"
 		return nil
@@ -384,7 +385,7 @@ func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evi
 // valueMode reports whether a failure is about the values of one column (so its field-level
 // lineage is the path); staleness and volume concern the whole table and everything feeding it.
 func valueMode(mode string) bool {
-	return mode == ModeNullRate || mode == ModeCustom || mode == ModeUniqueness
+	return nullLike(mode) || mode == ModeCustom || mode == ModeUniqueness
 }
 
 // graphField is the graph's own spelling of column on asset, "" when the graph has no such field.

@@ -59,7 +59,7 @@ type SinkJob struct {
 // differs from lineage's (valueMode): nulls in one column hit only what reads that column, but
 // duplicate rows (uniqueness) and rows breaking a custom check are wrong for every reader of the
 // table, as are staleness and missing volume.
-func columnImpact(mode string) bool { return mode == ModeNullRate }
+func columnImpact(mode string) bool { return nullLike(mode) }
 
 // impact computes the blast radius of the failure and the severity the rule gives it. A null rate
 // starts from the failing column (a model reading other columns is not hit); every other failure

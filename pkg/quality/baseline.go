@@ -74,6 +74,10 @@ type Baseline struct {
 	Seasonality string `json:"seasonality"`
 	// AllEqual is true when every earlier point had the same value (drives "in every earlier check").
 	AllEqual bool `json:"all_equal"`
+	// Max and Oldest are the largest point learnt from and when the oldest was measured, for
+	// sentences such as "at most 0.3% in the last 14 days".
+	Max    float64   `json:"max"`
+	Oldest time.Time `json:"oldest"`
 }
 
 // seasonalities, most specific first. A bucket is used when the history spans at least two of its
@@ -148,6 +152,7 @@ func ComputeBaseline(points []Point, at time.Time, loc *time.Location, p Policy)
 		}
 	}
 	mad := 1.4826 * median(dev)
+	top := slices.Max(vals)
 	floor := math.Max(p.AbsFloor, p.RelFloor*math.Abs(med))
 	warnBand := math.Max(p.WarnZ*mad, floor)
 	failBand := math.Max(p.FailZ*mad, 2*floor)
@@ -156,6 +161,7 @@ func ComputeBaseline(points []Point, at time.Time, loc *time.Location, p Policy)
 		Low: med - warnBand, High: med + warnBand,
 		FailLow: med - failBand, FailHigh: med + failBand,
 		Seasonality: season, AllEqual: allEqual,
+		Max: top, Oldest: train[len(train)-1].At,
 	}, true
 }
 

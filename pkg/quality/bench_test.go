@@ -28,14 +28,7 @@ import (
 //
 //	DW_BENCH_ROWS=10000000 go test ./pkg/quality -run '^$' -bench QualityCheck -benchtime 5x -timeout 60m
 func BenchmarkQualityCheck(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("DW_BENCH_ROWS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1000 {
-			b.Fatalf("DW_BENCH_ROWS=%q: want an integer ≥ 1000", s)
-		}
-		n = v
-	}
+	n := benchRows(b)
 	since := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(time.Duration(n/1000+1) * time.Hour)
 	for _, eng := range []string{"sqlite", "postgres"} {
@@ -108,6 +101,19 @@ func BenchmarkQualityCheck(b *testing.B) {
 			b.ReportMetric(float64(queries), "rqc_queries")
 		})
 	}
+}
+
+// benchRows is the table size: DW_BENCH_ROWS, default 100,000.
+func benchRows(b *testing.B) int {
+	s := os.Getenv("DW_BENCH_ROWS")
+	if s == "" {
+		return 100000
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1000 {
+		b.Fatalf("DW_BENCH_ROWS=%q: want an integer ≥ 1000", s)
+	}
+	return v
 }
 
 func runSQL(b *testing.B, db *sql.DB, queries []string, lo, hi any) {

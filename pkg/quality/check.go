@@ -22,27 +22,51 @@ const (
 	Uniqueness Check = "uniqueness"
 	Freshness  Check = "freshness"
 	Custom     Check = "custom"
+	// VolumeByHour judges the window's last complete hour against the same hour of day.
+	VolumeByHour Check = "volume_by_hour"
+	// Column measures the column metrics (zeros, negatives, min, max, mean, sum, spread, distinct,
+	// empty strings, lengths, true share) in the same pass as volume and null counts.
+	Column Check = "column"
+	// Dimension tracks rows or a sum per key value against each key's own history.
+	Dimension Check = "dimension"
+	// Reconcile compares a model's rows or sum with its upstream table's over the same window.
+	Reconcile Check = "reconciliation"
+	// SchemaChanges reports columns added, removed, retyped or made nullable since the last run
+	// (named apart from the registry-side "schema" incidents dw-schema raises).
+	SchemaChanges Check = "schema_changes"
 )
 
 // AllChecks in the order results are reported.
-var AllChecks = []Check{Volume, Freshness, NullRate, Uniqueness, Custom}
+var AllChecks = []Check{SchemaChanges, Volume, VolumeByHour, Freshness, NullRate, Column, Dimension, Reconcile, Uniqueness, Custom}
+
+// DefaultChecks run when a request names none: the column metrics are chosen per table, so they
+// run only when asked for.
+var DefaultChecks = []Check{Volume, Freshness, NullRate, Uniqueness, Custom}
 
 // ParseChecks validates check names; empty means all.
 func ParseChecks(names []string) ([]Check, error) {
 	if len(names) == 0 {
-		return AllChecks, nil
+		return DefaultChecks, nil
 	}
 	var out []Check
 	for _, n := range names {
 		c := Check(strings.ToLower(strings.TrimSpace(n)))
 		if !slices.Contains(AllChecks, c) {
-			return nil, fmt.Errorf("check %q is unknown; use null_rate, volume, uniqueness, freshness or custom", n)
+			return nil, fmt.Errorf("check %q is unknown; use %s", n, checkNames())
 		}
 		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+func checkNames() string {
+	var s []string
+	for _, c := range AllChecks {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
 }
 
 // Assertion is a custom SQL rule: a query selecting the rows that violate it. It passes when the
@@ -58,13 +82,27 @@ type Request struct {
 	TimestampColumn string
 	Window          Window
 	Checks          []Check
-	// Columns limits the null-rate check (default: every column).
+	// Columns limits the null-rate and column checks (default: every column).
 	Columns []string
+	// ColumnMetrics limits the column check's metrics (default: every metric each column's type
+	// allows, distinct excepted).
+	ColumnMetrics []ColumnMetric
+	// Thresholds are fixed limits judged instead of the history baseline.
+	Thresholds []Threshold
+	// Dimension is the key the dimension check groups by.
+	Dimension *DimensionSpec
+	// Reconcile names the upstream the reconciliation check compares the table with.
+	Reconcile *ReconcileSpec
 	// KeyColumns is the key whose uniqueness is checked (one key, possibly composite).
 	KeyColumns []string
 	Assertions []Assertion
 	// MaxFreshnessLag, when set, fails freshness beyond it whatever the history says.
 	MaxFreshnessLag time.Duration
+	// LoadTimestampColumn is the column recording when each row was loaded (e.g. _loaded_at):
+	// the freshness check then measures load lag apart from event freshness.
+	LoadTimestampColumn string
+	// MaxLoadLag, when set, fails load lag beyond it whatever the history says.
+	MaxLoadLag time.Duration
 	// Monitor is the config monitor this run belongs to ("" for ad-hoc runs).
 	Monitor string
 	// OpenIncidents decides, given the table's asset URN, whether failures open (or join) an
@@ -78,10 +116,10 @@ type Request struct {
 // Result is one metric's verdict.
 type Result struct {
 	Check   string  `json:"check"`
-	Metric  string  `json:"metric" jsonschema:"null_rate, rows_per_hour, freshness_lag_seconds, duplicate_rows or violating_rows"`
-	Subject string  `json:"subject,omitempty" jsonschema:"The column, key or assertion the metric is about"`
+	Metric  string  `json:"metric" jsonschema:"null_rate, rows_per_hour, rows_in_hour, freshness_lag_seconds, load_lag_seconds, a column metric (zero_rate, sum_per_hour, mean …), keys_moved, reconcile_ratio, schema_changes, duplicate_rows or violating_rows"`
+	Subject string  `json:"subject,omitempty" jsonschema:"The column, key, hour of day, upstream or assertion the metric is about"`
 	Value   float64 `json:"value"`
-	Unit    string  `json:"unit" jsonschema:"ratio, rows/hour, seconds or rows"`
+	Unit    string  `json:"unit" jsonschema:"ratio, rows/hour, rows, seconds, keys, changes, characters, values or per hour"`
 	// Baseline is what earlier runs say; nil when the metric is a rule (duplicates, custom SQL,
 	// NOT NULL) or history is still too short.
 	Baseline     *Baseline `json:"baseline,omitempty"`
@@ -99,8 +137,13 @@ type Result struct {
 	EmptyHours *int        `json:"empty_hours,omitempty" jsonschema:"Complete hours inside the window without a row"`
 	// Freshness detail.
 	Newest *time.Time `json:"newest,omitempty"`
+	// Keys are a dimension check's moved keys, largest deviation first.
+	Keys []KeyMove `json:"keys,omitempty"`
+	// Changes are a schema check's column changes.
+	Changes []ColumnChange `json:"changes,omitempty"`
 
 	recorded bool
+	extra    []extraPoint // recorded with the result, not shown (a dimension's per-key points)
 }
 
 // HourCount is one hour bucket of a volume check.
@@ -159,7 +202,10 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	started := c.now()
 	checks := req.Checks
 	if len(checks) == 0 {
-		checks = AllChecks
+		checks = DefaultChecks
+	}
+	if err := ValidateThresholds(req.Thresholds); err != nil {
+		return nil, err
 	}
 	ti, err := c.wh.Resolve(ctx, req.Table)
 	if err != nil {
@@ -204,12 +250,19 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			req.Progress(done, total, msg)
 		}
 	}
+	if p.has(SchemaChanges) {
+		r, err := c.schemaResult(ctx, p.ti, rep, now)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
+	}
 	var prof profile
 	if p.profile != nil {
 		if err := c.runProfile(ctx, p, &prof); err != nil {
 			return fmt.Errorf("profile %s: %w", rep.Table, err)
 		}
-		step("volume, null counts and newest timestamp")
+		step("volume, null counts, column metrics and newest timestamp")
 	}
 	if p.has(Volume) {
 		r, err := c.volumeResult(ctx, p, &prof, rep, now)
@@ -217,6 +270,15 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			return err
 		}
 		rep.Results = append(rep.Results, r)
+	}
+	if p.has(VolumeByHour) {
+		r, ok, err := c.hourOfDayResult(ctx, p, &prof, rep, now)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rep.Results = append(rep.Results, r)
+		}
 	}
 	if p.has(Freshness) {
 		newest := prof.newest
@@ -242,15 +304,54 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 			return err
 		}
 		rep.Results = append(rep.Results, r)
+		if p.loadQ != nil {
+			fresh := &rep.Results[len(rep.Results)-1]
+			lr, err := c.loadResult(ctx, p, fresh, rep, req, now, step)
+			if err != nil {
+				return err
+			}
+			rep.Results = append(rep.Results, lr)
+		}
 	}
 	if p.has(NullRate) {
 		for _, col := range p.nullCols {
-			r, err := c.nullResult(ctx, p, col, &prof, rep, now)
+			r, err := c.nullResult(ctx, p, col, &prof, rep, req, now)
 			if err != nil {
 				return err
 			}
 			rep.Results = append(rep.Results, r)
 		}
+	}
+	if p.has(Column) {
+		if p.distinct != nil {
+			if err := c.runDistinct(ctx, p, &prof); err != nil {
+				return fmt.Errorf("distinct counts of %s: %w", rep.Table, err)
+			}
+			step("distinct counts")
+		}
+		for i, mc := range p.metricCols {
+			for _, m := range mc.metrics {
+				r, err := c.columnResult(ctx, p, mc, m, &prof.cols[i], rep, req, now)
+				if err != nil {
+					return err
+				}
+				rep.Results = append(rep.Results, r)
+			}
+		}
+	}
+	if p.has(Dimension) && p.dim != nil {
+		r, err := c.dimensionResult(ctx, p, rep, now, step)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	if p.has(Reconcile) && p.recon != nil {
+		r, err := c.reconcileResult(ctx, p, &prof, rep, now, step)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, r)
 	}
 	if p.has(Uniqueness) && p.dup != nil {
 		r, err := c.uniquenessResult(ctx, p, &prof, rep, step)
@@ -289,10 +390,14 @@ type profile struct {
 	nonNull []int64
 	newest  *time.Time
 	hours   []HourCount
+	cols    []colAcc // per plan.metricCols
+	// reconSum is the model's sum for the reconciliation check.
+	reconSum float64
 }
 
 func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error {
 	prof.nonNull = make([]int64, len(p.scanCols))
+	prof.cols = make([]colAcc, len(p.metricCols))
 	rows, err := c.wh.QueryAll(ctx, p.profile.sql, p.profile.args, maxHourBuckets+1)
 	if err != nil {
 		return err
@@ -300,14 +405,16 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 	if len(rows.Rows) > maxHourBuckets {
 		return fmt.Errorf("the window spans more than %d hours with data: narrow it (since/until or window)", maxHourBuckets)
 	}
-	// Each row: hour_bucket, count(*), count(col) per scanned column, max(ts).
+	// Each row: hour_bucket, count(*), count(col) per scanned column, then max(ts) when freshness
+	// asked for it and the column metrics' aggregates.
 	for _, r := range rows.Rows {
 		n := warehouse.Int(r[1])
 		prof.rows += n
 		for i := range p.scanCols {
 			prof.nonNull[i] += warehouse.Int(r[2+i])
 		}
-		if v := r[2+len(p.scanCols)]; v != nil {
+		if p.newestAt > 0 && r[p.newestAt] != nil {
+			v := r[p.newestAt]
 			t, ok := warehouse.ParseTime(v)
 			if !ok {
 				return fmt.Errorf("%w: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, p.tsName, v)
@@ -318,6 +425,14 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 		}
 		if t, ok := warehouse.ParseTime(r[0]); ok {
 			prof.hours = append(prof.hours, HourCount{Hour: t, Rows: n})
+		}
+		for i, mc := range p.metricCols {
+			for agg, at := range mc.terms {
+				prof.cols[i].add(agg, r[at])
+			}
+		}
+		if p.recon != nil && p.recon.sumAt > 0 && r[p.recon.sumAt] != nil {
+			prof.reconSum += anyFloat(r[p.recon.sumAt])
 		}
 	}
 	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })
@@ -383,6 +498,45 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 	return r, nil
 }
 
+// hourOfDayResult judges the window's last complete hour against the same local hour of day in
+// earlier runs (its own series per hour of day): a pipeline that loses its 02:00 batch every night
+// hides inside a daily total, and a quiet night hour must not look like an outage at noon.
+func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) (Result, bool, error) {
+	end := rep.Window.Until
+	if now.Before(end) {
+		end = now
+	}
+	end = end.Truncate(time.Hour)
+	start := end.Add(-time.Hour)
+	if start.Before(rep.Window.Since) || p.d.IsDateColumn(p.tf, p.tsType) {
+		return Result{}, false, nil // no complete hour in the window, or a column of whole days
+	}
+	var rows int64
+	for _, h := range prof.hours {
+		if h.Hour.Equal(start) {
+			rows = h.Rows
+		}
+	}
+	local := start.In(rep.Window.Location()).Format("15:04")
+	r := Result{Check: string(VolumeByHour), Metric: "rows_in_hour", Subject: local, Value: float64(rows), Unit: "rows", SQL: p.profileSQL(), Rows: &rows, recorded: true, Status: Pass}
+	head := fmt.Sprintf("%s in the %s hour", countRows(rows), local)
+	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, volumePolicy)
+	switch {
+	case err != nil:
+		return r, false, err
+	case !ok:
+		r.Why = head + "; " + tooFew(b.Points, volumePolicy.MinPoints)
+	default:
+		r.setBaseline(b, 0, math.Inf(1))
+		r.Status = b.Judge(float64(rows), volumePolicy.Direction)
+		if rows == 0 && b.Median > 0 {
+			r.Status = Fail
+		}
+		r.Why = head + " against " + describe(*r.Baseline, num, "") + " of that hour"
+	}
+	return r, true, nil
+}
+
 // emptyHours counts complete hours inside the window (and before now) with no row.
 func emptyHours(hours []HourCount, w Window, now time.Time) int {
 	end := w.Until
@@ -408,9 +562,15 @@ func emptyHours(hours []HourCount, w Window, now time.Time) int {
 }
 
 func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Time, sqlText string, rep *Report, req Request, now time.Time) (Result, error) {
-	r := Result{Check: string(Freshness), Metric: "freshness_lag_seconds", Subject: p.tsName, Unit: "seconds", SQL: sqlText, Status: Pass}
+	return c.lagResult(ctx, "freshness_lag_seconds", p.tsName, newest, sqlText, rep, req.MaxFreshnessLag, now)
+}
+
+// lagResult judges how old the newest value of a time column is: the event time (freshness) or
+// the load time (load lag).
+func (c *Checker) lagResult(ctx context.Context, metric, column string, newest *time.Time, sqlText string, rep *Report, limit time.Duration, now time.Time) (Result, error) {
+	r := Result{Check: string(Freshness), Metric: metric, Subject: column, Unit: "seconds", SQL: sqlText, Status: Pass}
 	if newest == nil {
-		r.Status, r.Why = Fail, "the table has no "+p.tsName+" at all"
+		r.Status, r.Why = Fail, "the table has no "+column+" at all"
 		return r, nil
 	}
 	r.Newest = newest
@@ -419,7 +579,7 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 		lag = 0
 	}
 	r.Value, r.recorded = round(lag, 3), true
-	head := fmt.Sprintf("newest %s is %s old", p.tsName, dur(lag))
+	head := fmt.Sprintf("newest %s is %s old", column, dur(lag))
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, lagPolicy)
 	switch {
 	case err != nil:
@@ -431,14 +591,43 @@ func (c *Checker) freshnessResult(ctx context.Context, p *plan, newest *time.Tim
 		r.Status = b.Judge(lag, lagPolicy.Direction)
 		r.Why = head + " against " + describeLag(*r.Baseline)
 	}
-	if req.MaxFreshnessLag > 0 && lag > req.MaxFreshnessLag.Seconds() {
+	if limit > 0 && lag > limit.Seconds() {
 		r.Status = Fail
-		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(req.MaxFreshnessLag.Seconds()))
+		r.Why = fmt.Sprintf("%s, over the %s limit", head, dur(limit.Seconds()))
 	}
 	return r, nil
 }
 
-func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, now time.Time) (Result, error) {
+// loadResult measures the load time column apart from the event time, and tells the two causes
+// apart in the freshness sentence: loads still arriving with old events means the source is late;
+// loads stopped means the pipeline is.
+func (c *Checker) loadResult(ctx context.Context, p *plan, fresh *Result, rep *Report, req Request, now time.Time, step func(string)) (Result, error) {
+	var raw any
+	if err := c.wh.QueryRow(ctx, p.loadQ.sql, p.loadQ.args, &raw); err != nil {
+		return Result{}, fmt.Errorf("load lag of %s: %w", rep.Table, err)
+	}
+	step("load lag")
+	var newest *time.Time
+	if raw != nil {
+		t, ok := warehouse.ParseTime(raw)
+		if !ok {
+			return Result{}, fmt.Errorf("%w: load lag of %s: column %s holds %v, not a timestamp", warehouse.ErrTypeMismatch, rep.Table, p.loadName, raw)
+		}
+		newest = &t
+	}
+	r, err := c.lagResult(ctx, "load_lag_seconds", p.loadName, newest, p.loadQ.sql, rep, req.MaxLoadLag, now)
+	if err != nil || fresh == nil || fresh.Status == Pass || newest == nil {
+		return r, err
+	}
+	if r.Status == Pass {
+		fresh.Why += fmt.Sprintf("; rows are still loading (newest %s %s old), so the events themselves arrive late", p.loadName, dur(r.Value))
+	} else {
+		fresh.Why += fmt.Sprintf("; loads stopped too (newest %s %s old)", p.loadName, dur(r.Value))
+	}
+	return r, nil
+}
+
+func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *profile, rep *Report, req Request, now time.Time) (Result, error) {
 	r := Result{Check: string(NullRate), Metric: "null_rate", Subject: col.name, Unit: "ratio", Status: Pass}
 	if col.notNull {
 		r.SQL = "-- no query: " + col.name + " is declared NOT NULL"
@@ -455,17 +644,22 @@ func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *pr
 	nulls := prof.rows - prof.nonNull[col.scanIndex]
 	rate := float64(nulls) / float64(prof.rows)
 	r.Value, r.recorded = round(rate, 6), true
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
-	if err != nil {
-		return r, err
+	head := pct(rate) + " null " + rep.Window.Label
+	if t := thresholdFor(req.Thresholds, string(NullRate), col.name); t != nil {
+		r.judgeThreshold(t, rate, head, pct)
+	} else {
+		b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			r.Why = head + "; " + tooFew(b.Points, nullPolicy.MinPoints)
+			return r, nil
+		}
+		r.setBaseline(b, 0, 1)
+		r.Status = b.Judge(rate, nullPolicy.Direction)
+		r.Why = head + " against " + describe(*r.Baseline, pct, "")
 	}
-	if !ok {
-		r.Why = pct(rate) + " null " + rep.Window.Label + "; " + tooFew(b.Points, nullPolicy.MinPoints)
-		return r, nil
-	}
-	r.setBaseline(b, 0, 1)
-	r.Status = b.Judge(rate, nullPolicy.Direction)
-	r.Why = pct(rate) + " null " + rep.Window.Label + " against " + describe(*r.Baseline, pct, "")
 	if r.Status != Pass && nulls > 0 {
 		a := c.wh.Dialect.NewArgs()
 		q := "SELECT * FROM " + p.table + " WHERE " + p.window(a) + " AND " + col.quoted + " IS NULL LIMIT " + fmt.Sprint(c.wh.MaxSample())
@@ -522,15 +716,29 @@ func (c *Checker) summarise(rep *Report) {
 	for _, r := range rep.Results {
 		rep.Status = worse(rep.Status, r.Status)
 	}
+	failing := 0
 	for _, want := range []Status{Fail, Warn} {
+		prev := ""
 		for _, r := range rep.Results {
-			if r.Status == want {
-				line := r.Why
-				if r.Subject != "" && r.Check != string(Freshness) {
-					line = r.Subject + ": " + line
-				}
-				bad = append(bad, string(want)+" "+line)
+			if r.Status != want {
+				continue
 			}
+			failing++
+			// A column's metrics that fail together read as one sentence about the column:
+			// "cost_micros: 41% zeros today …; the hourly sum is 58% below its baseline …".
+			if r.Check == string(Column) && prev == r.Subject && len(bad) > 0 {
+				bad[len(bad)-1] += "; " + r.Why
+				continue
+			}
+			prev = ""
+			if r.Check == string(Column) {
+				prev = r.Subject
+			}
+			line := r.Why
+			if r.Subject != "" && r.Check != string(Freshness) {
+				line = r.Subject + ": " + line
+			}
+			bad = append(bad, string(want)+" "+line)
 		}
 	}
 	rep.Failed = rep.Status == Fail
@@ -539,7 +747,7 @@ func (c *Checker) summarise(rep *Report) {
 		return
 	}
 	rep.Summary = strings.Join(bad, "; ")
-	if n := len(rep.Results) - len(bad); n > 0 {
+	if n := len(rep.Results) - failing; n > 0 {
 		rep.Summary += fmt.Sprintf("; %d other %s pass", n, plural(int64(n), "check", "checks"))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,16 +36,18 @@ func goldenTable(e warehouse.Engine) *warehouse.TableInfo {
 	case warehouse.SQLite:
 		ti.Schema = "main"
 	}
-	typ := map[warehouse.Engine][4]string{
-		warehouse.SQLite:    {"TEXT", "INTEGER", "TIMESTAMP", "BIGINT"},
-		warehouse.Postgres:  {"text", "integer", "timestamp without time zone", "bigint"},
-		warehouse.Snowflake: {"TEXT", "NUMBER", "TIMESTAMP_NTZ", "NUMBER"},
+	typ := map[warehouse.Engine][5]string{
+		warehouse.SQLite:    {"TEXT", "INTEGER", "TIMESTAMP", "BIGINT", "BOOLEAN"},
+		warehouse.Postgres:  {"text", "integer", "timestamp without time zone", "bigint", "boolean"},
+		warehouse.Snowflake: {"TEXT", "NUMBER", "TIMESTAMP_NTZ", "NUMBER", "BOOLEAN"},
 	}[e]
 	ti.Columns = []warehouse.Column{
 		{Name: name("usage_id"), Type: typ[0], Position: 1},
 		{Name: name("account_id"), Type: typ[1], Nullable: true, Position: 2},
 		{Name: name("hour"), Type: typ[2], Position: 3},
 		{Name: name("egress_bytes"), Type: typ[3], Nullable: true, Position: 4},
+		{Name: name("billable"), Type: typ[4], Nullable: true, Position: 5},
+		{Name: name("loaded_at"), Type: typ[2], Position: 6},
 	}
 	if e != warehouse.Snowflake {
 		ti.UniqueKeys = [][]string{{"usage_id"}}
@@ -56,7 +59,8 @@ func goldenTable(e warehouse.Engine) *warehouse.TableInfo {
 // TestPlanSQLGolden pins the SQL each dialect sends for the scenario's check: one pass for volume,
 // hourly volume, null rates and the newest timestamp; a duplicate count only where no enforced
 // constraint answers it; freshness from the pass where that saves a scan; and the custom rule
-// wrapped as a bounded subquery. UPDATE_GOLDEN=true rewrites testdata/golden/.
+// wrapped as a bounded subquery; every column metric rides in the pass, and distinct counts (which
+// do not add up across hour buckets) take one query, approximate on Snowflake. UPDATE_GOLDEN=true rewrites testdata/golden/.
 func TestPlanSQLGolden(t *testing.T) {
 	now := time.Date(2025, 12, 15, 15, 5, 0, 0, time.UTC)
 	w, err := ParseWindow(WindowSpec{Window: "today", TimeZone: "UTC"}, now)
@@ -70,10 +74,24 @@ func TestPlanSQLGolden(t *testing.T) {
 			req := Request{
 				Table: "usage_hourly", TimestampColumn: "hour", Window: w,
 				KeyColumns: []string{"usage_id"},
-				Assertions: []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
+				ColumnMetrics: func() []ColumnMetric {
+					ms, _ := ParseColumnMetrics(AllColumnMetrics())
+					return ms
+				}(),
+				Dimension:           &DimensionSpec{Column: "account_id", Measure: "egress_bytes"},
+				Reconcile:           &ReconcileSpec{Upstream: "usage_raw", Column: "egress_bytes"},
+				LoadTimestampColumn: "loaded_at",
+				Assertions:          []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
 			}
-			p, err := buildPlan(d, ti, req, AllChecks, now, 20, func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil })
+			tf := func(string, string, string) (warehouse.TimeFormat, error) { return warehouse.TimeTextSpace, nil }
+			p, err := buildPlan(d, ti, req, AllChecks, now, 20, tf)
 			if err != nil {
+				t.Fatal(err)
+			}
+			up := goldenTable(e)
+			up.Name = strings.Replace(up.Name, "HOURLY", "RAW", 1)
+			up.Name = strings.Replace(up.Name, "hourly", "raw", 1)
+			if err := p.buildReconcile(up, tf); err != nil {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
@@ -87,6 +105,10 @@ func TestPlanSQLGolden(t *testing.T) {
 				}
 			}
 			emit("profile", p.profile)
+			emit("distinct counts", p.distinct)
+			emit("dimension", p.dim.grouped)
+			emit("load lag", p.loadQ)
+			emit("reconciliation upstream", p.recon.query)
 			if !p.freshFromProfile {
 				emit("freshness", p.fresh)
 			} else {

@@ -27,9 +27,20 @@ func NewHistory(st *store.Store) *History { return &History{st: st} }
 // judged a false positive (or expected): assets that never open incidents (no domain, autonomy
 // L0) would otherwise teach the baseline every anomaly they measured.
 func (h *History) Series(ctx context.Context, asset, metric, subject string, before time.Time, limit int) ([]Point, error) {
+	bySubject, err := h.series(ctx, asset, metric, "p.subject = ?", subject, before, limit)
+	return bySubject[subject], err
+}
+
+// SeriesByPrefix is Series for every subject starting with prefix (a dimension's keys), by
+// subject, on the same eligibility terms.
+func (h *History) SeriesByPrefix(ctx context.Context, asset, metric, prefix string, before time.Time, limit int) (map[string][]Point, error) {
+	return h.series(ctx, asset, metric, `p.subject LIKE ? ESCAPE '\'`, likeEscape(prefix)+"%", before, limit)
+}
+
+func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
 	rows, err := h.st.DB.QueryContext(ctx, `
-SELECT p.at, p.value FROM metric_points p
-WHERE p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?
+SELECT p.subject, p.at, p.value FROM metric_points p
+WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
   AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
       WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
   AND NOT EXISTS (SELECT 1 FROM incidents i
@@ -40,18 +51,18 @@ ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), li
 		return nil, fmt.Errorf("read check history: %w", err)
 	}
 	defer rows.Close()
-	var out []Point
+	out := map[string][]Point{}
 	for rows.Next() {
-		var at string
+		var subj, at string
 		var v float64
-		if err := rows.Scan(&at, &v); err != nil {
+		if err := rows.Scan(&subj, &at, &v); err != nil {
 			return nil, err
 		}
 		t, err := store.ParseTimestamp(at)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Point{At: t, Value: v})
+		out[subj] = append(out[subj], Point{At: t, Value: v})
 	}
 	return out, rows.Err()
 }
@@ -125,6 +136,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?)`, r.Asset, monitor, store.Timestamp(start
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, res.Metric, res.Subject, store.Timestamp(started), res.Value, string(res.Status), base, lo, hi, inc); err != nil {
 				return fmt.Errorf("record metric %s %s: %w", res.Metric, res.Subject, err)
 			}
+			for _, x := range res.extra {
+				var xinc, base, lo, hi any
+				if id, ok := incidentByMode[res.Check]; ok && x.status == Fail {
+					xinc = id
+				}
+				if b := x.baseline; b != nil {
+					base, lo, hi = b.Median, b.Low, b.High
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, x.metric, x.subject, store.Timestamp(started), x.value, string(x.status), base, lo, hi, xinc); err != nil {
+					return fmt.Errorf("record metric %s %s: %w", x.metric, x.subject, err)
+				}
+			}
 		}
 		return nil
 	})
@@ -140,11 +164,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, 'error', ?, '')`, asset, monitor, store.Timestamp(s
 	})
 }
 
-// severityFor: wrong or missing data (nulls, volume, staleness) is sev2 — it reaches money and
-// dashboards; a duplicate key or a failed custom rule is sev3 until a person raises it.
+// severityFor: wrong or missing data (nulls, zeros, shifted values, a key's rows gone, a model
+// out of step with its source, volume, staleness) is sev2 — it reaches money and dashboards; a
+// duplicate key, a failed custom rule or a schema change is sev3 until a person raises it.
 func severityFor(mode string) string {
 	switch mode {
-	case "null_rate", "volume", "freshness":
+	case "null_rate", "volume", "volume_by_hour", "freshness", "column", "dimension", "reconciliation":
 		return "sev2"
 	}
 	return "sev3"

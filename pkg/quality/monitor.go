@@ -44,3 +44,34 @@ func DomainFor(domains []config.Domain, name, asset string) Domain {
 	}
 	return Domain{Name: d.Name, Level: d.Level()}
 }
+
+// MonitorRequest turns a configured monitor into a request; the caller adds the window (read at
+// run time) and the incident policy.
+func MonitorRequest(m config.Monitor) (Request, error) {
+	checks, err := ParseChecks(m.Checks)
+	if err != nil {
+		return Request{}, err
+	}
+	metrics, err := ParseColumnMetrics(m.ColumnMetrics)
+	if err != nil {
+		return Request{}, err
+	}
+	req := Request{
+		Table: m.Table, TimestampColumn: m.TimestampColumn, Checks: checks, Columns: m.Columns, ColumnMetrics: metrics,
+		KeyColumns: m.KeyColumns, MaxFreshnessLag: m.MaxFreshnessLag, LoadTimestampColumn: m.LoadTimestampColumn,
+		MaxLoadLag: m.MaxLoadLag, Monitor: m.Name,
+	}
+	for _, a := range m.Assertions {
+		req.Assertions = append(req.Assertions, Assertion{Name: a.Name, SQL: a.SQL})
+	}
+	for _, t := range m.Thresholds {
+		req.Thresholds = append(req.Thresholds, Threshold{Metric: t.Metric, Column: t.Column, Min: t.Min, Max: t.Max})
+	}
+	if d := m.Dimension; d != nil {
+		req.Dimension = &DimensionSpec{Column: d.Column, Measure: d.Measure, MaxKeys: d.MaxKeys, Top: d.Top}
+	}
+	if r := m.Reconcile; r != nil {
+		req.Reconcile = &ReconcileSpec{Upstream: r.Upstream, UpstreamTimestampColumn: r.UpstreamTimestampColumn, Column: r.Column, UpstreamColumn: r.UpstreamColumn}
+	}
+	return req, ValidateThresholds(req.Thresholds)
+}

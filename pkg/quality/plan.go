@@ -39,6 +39,7 @@ type customPlan struct {
 // pass as slow as the distinct (on SQLite four separate queries beat one pass 3.2×: docs/reference/testing.md, performance anchors),
 // and an enforced UNIQUE or NOT NULL constraint answers its check with no query at all.
 type plan struct {
+	ti       *warehouse.TableInfo
 	checks   []Check
 	d        warehouse.Dialect
 	table    string // quoted
@@ -52,6 +53,17 @@ type plan struct {
 	scanCols []scanCol
 	nullCols []scanCol
 	keyNames []string
+	// metricCols are the columns the column check measures in the pass; distinct holds their
+	// distinct counts, the one column metric that needs a scan of its own.
+	metricCols []metricCol
+	distinct   *query
+	dim        *dimPlan
+	recon      *reconPlan
+	newestAt   int // position of max(ts) in the pass's row, 0 when not computed
+	// loadQ reads the newest load time; a separate query because rows loaded late carry event
+	// times outside the window, and they are exactly the ones that show loads still arrive.
+	loadName string
+	loadQ    *query
 
 	profile *query // one pass grouped by hour: rows, count(col) per null-rate column, max(ts)
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
@@ -89,6 +101,18 @@ func (p *plan) queryCount() int {
 	if p.has(Custom) {
 		n += len(p.custom)
 	}
+	if p.distinct != nil {
+		n++
+	}
+	if p.dim != nil {
+		n++
+	}
+	if p.loadQ != nil {
+		n++
+	}
+	if p.recon != nil {
+		n++
+	}
 	return n
 }
 
@@ -101,9 +125,18 @@ func (p *plan) profileSQL() string {
 }
 
 func (c *Checker) plan(ctx context.Context, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
-	return buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), func(table, ts, name string) (warehouse.TimeFormat, error) {
+	tf := func(table, ts, name string) (warehouse.TimeFormat, error) {
 		return c.sqliteTimeFormat(ctx, table, ts, name)
-	})
+	}
+	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
+	if err != nil || p.recon == nil {
+		return p, err
+	}
+	up, err := c.wh.Resolve(ctx, p.recon.spec.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile.upstream: %w", err)
+	}
+	return p, p.buildReconcile(up, tf)
 }
 
 // timeFormatFunc learns how a SQLite column stores time (it needs one query, so it is injected).
@@ -116,9 +149,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
-	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness)
-	if needsWindow || slices.Contains(checks, Freshness) {
+	p := &plan{ti: ti, checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
+	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, VolumeByHour) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
+		slices.Contains(checks, Column) || slices.Contains(checks, Dimension) || slices.Contains(checks, Reconcile)
+	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
+	customWindow := slices.Contains(checks, Custom) && (req.TimestampColumn != "" || slices.ContainsFunc(req.Assertions, func(a Assertion) bool {
+		return strings.Contains(a.SQL, "{{window_")
+	}))
+	if needsWindow || slices.Contains(checks, Freshness) || customWindow {
 		col, err := timestampColumn(d, ti, req.TimestampColumn)
 		if err != nil {
 			return nil, err
@@ -130,14 +168,14 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			}
 		}
 	}
+	names := req.Columns
+	if len(names) == 0 {
+		for _, col := range ti.Columns {
+			names = append(names, col.Name)
+		}
+	}
 	// Null-rate columns: NOT NULL ones are answered by the constraint, the rest counted in the pass.
 	if slices.Contains(checks, NullRate) {
-		names := req.Columns
-		if len(names) == 0 {
-			for _, col := range ti.Columns {
-				names = append(names, col.Name)
-			}
-		}
 		for _, n := range names {
 			col, err := ti.Column(n)
 			if err != nil {
@@ -151,8 +189,30 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			p.nullCols = append(p.nullCols, sc)
 		}
 	}
+	if slices.Contains(checks, Column) {
+		if err := p.chooseColumnMetrics(ti, names, len(req.Columns) > 0, req.ColumnMetrics); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(checks, Reconcile) {
+		if req.Reconcile == nil {
+			return nil, fmt.Errorf("the reconciliation check needs reconcile.upstream, the table the model is built from")
+		}
+		if err := p.prepareReconcile(ti, *req.Reconcile); err != nil {
+			return nil, err
+		}
+	}
 	if needsWindow {
 		p.buildProfile()
+		p.buildDistinct()
+	}
+	if slices.Contains(checks, Dimension) {
+		if req.Dimension == nil {
+			return nil, fmt.Errorf("the dimension check needs dimension.column, the key to group by (e.g. account_id)")
+		}
+		if err := p.buildDimension(ti, *req.Dimension); err != nil {
+			return nil, err
+		}
 	}
 	if slices.Contains(checks, Freshness) {
 		a := d.NewArgs()
@@ -166,6 +226,11 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		// A window that ends "now" (within a minute: the tool read the clock a moment before the
 		// run did) already holds the newest rows, so the pass's max answers freshness.
 		p.freshFromProfile = p.profile != nil && !ti.Indexed(p.tsName) && d.Engine != warehouse.Snowflake && !p.until.Before(now.Add(-time.Minute))
+	}
+	if slices.Contains(checks, Freshness) && req.LoadTimestampColumn != "" {
+		if err := p.buildLoad(ti, req.LoadTimestampColumn, now, timeFormat); err != nil {
+			return nil, err
+		}
 	}
 	if slices.Contains(checks, Uniqueness) && len(req.KeyColumns) > 0 {
 		if err := p.buildUniqueness(ti, req.KeyColumns, maxSample); err != nil {
@@ -184,22 +249,163 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	return p, nil
 }
 
-// buildProfile writes the one pass. Grouping the per-column counts by hour costs no more than
-// grouping the row count alone: on SQLite the GROUP BY sorter dominates either way, so a separate
-// ungrouped aggregate plus an hourly count measured 1.4–2.1× slower than the single grouped pass
-// (1 M rows, BenchmarkQualityCheck); PostgreSQL hash-aggregates the pass in one scan.
+// buildProfile writes the one pass. With the volume check, grouping the per-column counts by hour
+// costs no more than grouping the row count alone: on SQLite the GROUP BY sorter dominates either
+// way, so a separate ungrouped aggregate plus an hourly count measured 1.4–2.1× slower than the
+// single grouped pass (1 M rows, BenchmarkQualityCheck); PostgreSQL hash-aggregates the pass in
+// one scan. Every column metric's partial aggregate adds up across the hour buckets.
 func (p *plan) buildProfile() {
 	bucket := p.d.HourBucket(p.ts, p.tf)
 	terms := []string{"count(*)"}
 	for _, sc := range p.scanCols {
 		terms = append(terms, "count("+sc.quoted+")")
 	}
-	terms = append(terms, "max("+p.ts+")")
+	// The newest timestamp answers freshness; nothing else reads it, so a pass without the
+	// freshness check does not compare every row's timestamp for it.
+	if p.has(Freshness) {
+		terms = append(terms, "max("+p.ts+")")
+		p.newestAt = len(terms)
+	}
+	// Column metrics append their partial aggregates; an expression already in the pass (a null
+	// count the null-rate check asked for) is shared, not repeated.
+	at := map[string]int{}
+	for i, t := range terms {
+		at[t] = i + 1 // the hour bucket is column 0
+	}
+	add := func(expr string) int {
+		if i, ok := at[expr]; ok {
+			return i
+		}
+		terms = append(terms, expr)
+		at[expr] = len(terms)
+		return len(terms)
+	}
+	for i := range p.metricCols {
+		mc := &p.metricCols[i]
+		mc.terms = map[aggregate]int{}
+		for _, m := range mc.metrics {
+			for _, agg := range needs[m] {
+				expr := aggregateSQL(p.d, agg, mc.quoted)
+				if agg == aggCount && mc.notNull {
+					expr = "count(*)" // a NOT NULL column's count is the row count, already in the pass
+				}
+				mc.terms[agg] = add(expr)
+			}
+		}
+	}
+	if p.recon != nil && p.recon.column != "" {
+		p.recon.sumAt = add(p.d.FloatSum(mustQuote(p.d, p.recon.column)))
+	}
 	a := p.d.NewArgs()
 	// GROUP BY 1 (positional, understood by all three engines) and no ORDER BY: the hours are
 	// sorted in Go, so the engine is never asked for a second sort.
+	// Without the volume check nothing reads the hours, so the pass need not group at all (on
+	// SQLite the GROUP BY sorter is most of the cost of an otherwise plain aggregate).
+	if !p.has(Volume) && !p.has(VolumeByHour) {
+		p.profile = &query{sql: "SELECT NULL AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a), args: a.Vals}
+		return
+	}
 	p.profile = &query{sql: "SELECT " + bucket + " AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a) +
 		" GROUP BY 1", args: a.Vals}
+}
+
+func (p *plan) buildLoad(ti *warehouse.TableInfo, name string, now time.Time, timeFormat timeFormatFunc) error {
+	col, err := timestampColumn(p.d, ti, name)
+	if err != nil {
+		return fmt.Errorf("load_timestamp_column: %w", err)
+	}
+	if col.Name == p.tsName {
+		return fmt.Errorf("load_timestamp_column %s is the event time column too; name the column that records when rows were loaded", col.Name)
+	}
+	q := mustQuote(p.d, col.Name)
+	tf := warehouse.TimeNative
+	if p.d.Engine == warehouse.SQLite {
+		if tf, err = timeFormat(p.table, q, col.Name); err != nil {
+			return err
+		}
+	}
+	a := p.d.NewArgs()
+	sqlText := "SELECT max(" + q + ") FROM " + p.table + " WHERE " + q + " <= " + p.d.BindBound(a, tf, col.Type, now, p.loc, false)
+	if p.d.Engine == warehouse.Snowflake {
+		sqlText, a = "SELECT MAX("+q+") FROM "+p.table, p.d.NewArgs() // answered from partition metadata
+	}
+	p.loadName, p.loadQ = col.Name, &query{sql: sqlText, args: a.Vals}
+	return nil
+}
+
+// chooseColumnMetrics picks, per column, the requested metrics its type allows (every metric but
+// distinct when none is requested). A column or metric named explicitly that nothing can measure
+// is an error, not a silent pass.
+func (p *plan) chooseColumnMetrics(ti *warehouse.TableInfo, names []string, named bool, want []ColumnMetric) error {
+	used := map[ColumnMetric]bool{}
+	var unfit error
+	for _, n := range names {
+		col, err := ti.Column(n)
+		if err != nil {
+			return err
+		}
+		if col.Name == p.tsName && !named {
+			continue // the window column's values are the window itself
+		}
+		kind := kindOf(p.d, col.Type)
+		mc := metricCol{name: col.Name, quoted: mustQuote(p.d, col.Name), kind: kind, notNull: !col.Nullable, distinctAt: -1}
+		for _, mk := range metricKinds {
+			if !slices.Contains(mk.kinds, kind) || (len(want) == 0 && mk.m == Distinct) || (len(want) > 0 && !slices.Contains(want, mk.m)) {
+				continue
+			}
+			mc.metrics = append(mc.metrics, mk.m)
+			used[mk.m] = true
+		}
+		if len(mc.metrics) == 0 {
+			if named && unfit == nil {
+				unfit = fmt.Errorf("column %s is %s (%s): none of the column metrics %s applies to it", col.Name, col.Type, kind, metricList(want))
+			}
+			continue
+		}
+		p.metricCols = append(p.metricCols, mc)
+	}
+	for _, m := range want {
+		if !used[m] {
+			return fmt.Errorf("column metric %s applies to none of the measured columns (%s)", m, strings.Join(names, ", "))
+		}
+	}
+	if unfit != nil {
+		return unfit
+	}
+	if len(p.metricCols) == 0 {
+		return fmt.Errorf("the column check found no numeric, text or boolean column to measure in %s; name columns in columns", ti.Ref())
+	}
+	return nil
+}
+
+func metricList(ms []ColumnMetric) string {
+	if len(ms) == 0 {
+		return "for its type"
+	}
+	var s []string
+	for _, m := range ms {
+		s = append(s, string(m))
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// buildDistinct writes the one query answering every distinct count: approximate where the
+// engine has HyperLogLog built in, exact elsewhere.
+func (p *plan) buildDistinct() {
+	var terms []string
+	for i := range p.metricCols {
+		mc := &p.metricCols[i]
+		if slices.Contains(mc.metrics, Distinct) {
+			expr, _ := p.d.Distinct(mc.quoted)
+			mc.distinctAt = len(terms)
+			terms = append(terms, expr)
+		}
+	}
+	if len(terms) == 0 {
+		return
+	}
+	a := p.d.NewArgs()
+	p.distinct = &query{sql: "SELECT " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a), args: a.Vals}
 }
 
 func (p *plan) buildUniqueness(ti *warehouse.TableInfo, keys []string, limit int) error {

@@ -3,6 +3,7 @@ package quality
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dataworkers/dw/pkg/warehouse"
@@ -32,6 +33,8 @@ type ColumnProfile struct {
 	Min      any      `json:"min,omitempty"`
 	Max      any      `json:"max,omitempty"`
 	Avg      *float64 `json:"avg,omitempty" jsonschema:"Mean, for numeric columns"`
+	// Metrics are the column check's metrics for the column's type, measured once.
+	Metrics map[string]float64 `json:"metrics,omitempty" jsonschema:"Per type: zeros, zero_rate, negatives, negative_rate, sum, stddev (numeric); empty, empty_rate, min_length, max_length, mean_length (text); true, false, true_rate (boolean)"`
 }
 
 // Profile is the answer of profile_table.
@@ -109,7 +112,8 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		terms = append(terms, "count("+q+")")
 		if req.Distinct {
 			kinds = append(kinds, "distinct")
-			terms = append(terms, "count(DISTINCT "+q+")")
+			expr, _ := d.Distinct(q)
+			terms = append(terms, expr)
 		}
 		if orderable(d, col.Type) {
 			kinds = append(kinds, "min", "max")
@@ -124,6 +128,29 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 			terms = append(terms, avg)
 		}
 		layout = append(layout, kinds)
+	}
+	// The column check's aggregates ride in the same query, sharing the terms already there.
+	at := map[string]int{}
+	for i, t := range terms {
+		at[t] = i
+	}
+	accs := make([]map[aggregate]int, len(cols))
+	for ci, col := range cols {
+		accs[ci] = map[aggregate]int{}
+		kind := kindOf(d, col.Type)
+		for _, mk := range metricKinds {
+			if mk.m == Distinct || !slices.Contains(mk.kinds, kind) {
+				continue
+			}
+			for _, agg := range needs[mk.m] {
+				expr := aggregateSQL(d, agg, mustQuote(d, col.Name))
+				if _, ok := at[expr]; !ok {
+					at[expr] = len(terms)
+					terms = append(terms, expr)
+				}
+				accs[ci][agg] = at[expr]
+			}
+		}
 	}
 	a := d.NewArgs()
 	sqlText := "SELECT " + strings.Join(terms, ", ") + " FROM " + qt
@@ -174,6 +201,7 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		if p.Rows > 0 {
 			cp.NullRate = round(float64(cp.Nulls)/float64(p.Rows), 6)
 		}
+		cp.Metrics = profileMetrics(kindOf(d, col.Type), accs[ci], r)
 		p.Columns = append(p.Columns, cp)
 	}
 	p.SQL = sqlText
@@ -197,4 +225,38 @@ func anyFloat(v any) float64 {
 		return anyFloat(string(x))
 	}
 	return 0
+}
+
+// profileMetrics reads one column's column-check aggregates from the profile's row.
+func profileMetrics(kind colKind, terms map[aggregate]int, row []any) map[string]float64 {
+	if len(terms) == 0 {
+		return nil
+	}
+	var a colAcc
+	for agg, i := range terms {
+		a.add(agg, row[i])
+	}
+	out := map[string]float64{}
+	put := func(name string, m ColumnMetric) {
+		if v, ok := a.value(m, 1); ok {
+			out[name] = round(v, 6)
+		}
+	}
+	switch kind {
+	case kindNumeric:
+		out["zeros"], out["negatives"], out["sum"] = float64(a.zeros), float64(a.negatives), a.sum
+		put("zero_rate", ZeroRate)
+		put("negative_rate", NegativeRate)
+		put("stddev", StdDev)
+	case kindText:
+		out["empty"] = float64(a.empty)
+		put("empty_rate", EmptyRate)
+		put("min_length", MinLength)
+		put("max_length", MaxLength)
+		put("mean_length", MeanLength)
+	case kindBool:
+		out["true"], out["false"] = float64(a.trues), float64(a.count-a.trues)
+		put("true_rate", TrueRate)
+	}
+	return out
 }

@@ -119,3 +119,44 @@ func TestSnowflakeCheckThroughGosnowflake(t *testing.T) {
 		t.Error("closing the pool did not delete the session")
 	}
 }
+
+// The column check reads Snowflake's answers through gosnowflake too (numbers arrive as text and
+// doubles), with the distinct count approximated by HyperLogLog.
+func TestSnowflakeColumnMetricsThroughGosnowflake(t *testing.T) {
+	answers := func(q sftest.Query) sftest.Result {
+		n, r := sftest.Column{Type: "fixed"}, sftest.Column{Type: "real"}
+		switch {
+		case strings.HasPrefix(q.SQL, `SELECT NULL AS hour_bucket, count(*), count("EGRESS_BYTES"), count(CASE WHEN "EGRESS_BYTES" = 0 THEN 1 END), SUM(CAST("EGRESS_BYTES" AS DOUBLE)) FROM`):
+			return sftest.Result{Columns: []sftest.Column{{Type: "text"}, n, n, n, r}, Rows: [][]any{{nil, 200, 164, 41, 8.2e9}}}
+		case strings.HasPrefix(q.SQL, `SELECT APPROX_COUNT_DISTINCT("EGRESS_BYTES") FROM`):
+			return sftest.Result{Columns: []sftest.Column{n}, Rows: [][]any{{120}}}
+		}
+		return snowflakeAnswers(q)
+	}
+	sf := sftest.Start(t, answers)
+	wh, err := warehouse.Connect(&config.Warehouse{Engine: "snowflake", DSN: sf.DSN(), StatementTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	now := time.Date(2025, 12, 15, 15, 5, 0, 0, time.UTC)
+	w, _ := quality.ParseWindow(quality.WindowSpec{}, now)
+	rep, err := quality.NewChecker(wh, nil, func() time.Time { return now }).Run(context.Background(), quality.Request{
+		Table: "usage.usage_hourly", TimestampColumn: "hour", Window: w, Checks: []quality.Check{quality.Column}, Columns: []string{"egress_bytes"},
+		ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate, quality.SumPerHour, quality.Mean, quality.Distinct},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{{"zero_rate", 0.25}, {"mean", 5e7}, {"distinct", 120}, {"sum_per_hour", 543646408.839779}} {
+		if r := result(t, rep, c.metric, "EGRESS_BYTES"); r.Value != c.want {
+			t.Errorf("%s = %v, want %v (%s)", c.metric, r.Value, c.want, r.Why)
+		}
+	}
+	if rep.Queries != 2 {
+		t.Errorf("queries = %d, want the pass and the distinct count", rep.Queries)
+	}
+}

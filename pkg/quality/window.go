@@ -1,6 +1,8 @@
-// Package quality runs data-quality checks pushed down into the warehouse (null rate, volume,
-// uniqueness, freshness, custom SQL assertions), records every metric in the shared store's check
-// history, and judges each against a robust baseline learnt from earlier runs of the same check.
+// Package quality runs data-quality checks pushed down into the warehouse (null rate, volume and
+// volume per hour of day, uniqueness, event freshness and load lag, custom SQL assertions, column
+// metrics, dimensions, reconciliation with an upstream, schema changes), records every metric in
+// the shared store's check history, and judges each against a robust baseline learnt from earlier
+// runs of the same check, or a fixed threshold.
 package quality
 
 import (
@@ -13,7 +15,8 @@ import (
 // WindowSpec is a window as a caller writes it: "today" / "yesterday" in a time zone, a trailing
 // duration ("24h"), or an explicit since/until (RFC 3339).
 type WindowSpec struct {
-	// Window is "today" (default when since is empty), "yesterday", or a Go duration such as "6h".
+	// Window is "today" (default when since is empty), "yesterday", "this_hour", "last_hour", or a
+	// Go duration such as "6h".
 	Window   string
 	Since    string
 	Until    string
@@ -95,14 +98,24 @@ func ParseWindow(s WindowSpec, now time.Time) (Window, error) {
 		w.Since, w.Until, w.Label = midnight, now, "today"
 	case "yesterday":
 		w.Since, w.Until, w.Label = midnight.AddDate(0, 0, -1), midnight, "yesterday"
+	case "this_hour", "this hour":
+		w.Since, w.Until, w.Label = localHour(local), now, "this hour"
+	case "last_hour", "last hour":
+		w.Since, w.Until, w.Label = localHour(local).Add(-time.Hour), localHour(local), "in the last complete hour"
 	default:
 		d, err := time.ParseDuration(spec)
 		if err != nil || d <= 0 {
-			return Window{}, fmt.Errorf("window %q: use today, yesterday, a duration such as 6h, or since/until", s.Window)
+			return Window{}, fmt.Errorf("window %q: use today, yesterday, this_hour, last_hour, a duration such as 6h, or since/until", s.Window)
 		}
 		w.Since, w.Until, w.Label = now.Add(-d), now, "in the last "+strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
 	}
 	return w, nil
+}
+
+// localHour is the start of t's hour in t's zone (zones with half-hour offsets keep their own
+// hour boundaries).
+func localHour(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, t.Location())
 }
 
 func parseInstant(s string, loc *time.Location) (time.Time, error) {

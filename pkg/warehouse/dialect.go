@@ -272,3 +272,46 @@ func (d Dialect) IsTimestampType(typ string) bool {
 	t := strings.ToUpper(typ)
 	return strings.HasPrefix(t, "TIMESTAMP") || strings.HasPrefix(t, "DATE") || t == "DATETIME"
 }
+
+// FloatSum sums expr as a double on every engine, so a sum of large integers (micros, bytes)
+// neither overflows (SQLite's sum raises an error on integer overflow; total() never does) nor
+// comes back as PostgreSQL numeric text, and per-hour partial sums add up in Go.
+func (d Dialect) FloatSum(expr string) string {
+	switch d.Engine {
+	case Postgres:
+		return "sum(CAST(" + expr + " AS float8))"
+	case Snowflake:
+		return "SUM(CAST(" + expr + " AS DOUBLE))"
+	}
+	return "total(" + expr + ")"
+}
+
+// FloatSquareSum sums the squares of a numeric column as doubles (with FloatSum and the count it
+// gives the standard deviation of partial aggregates that combine across hour buckets).
+func (d Dialect) FloatSquareSum(col string) string {
+	switch d.Engine {
+	case Postgres:
+		return "sum(CAST(" + col + " AS float8) * CAST(" + col + " AS float8))"
+	case Snowflake:
+		return "SUM(CAST(" + col + " AS DOUBLE) * CAST(" + col + " AS DOUBLE))"
+	}
+	// SQLite turns an overflowing integer product into a real, and total() adds reals.
+	return "total(" + col + " * " + col + ")"
+}
+
+// Length is the character length of a text expression.
+func (d Dialect) Length(expr string) string {
+	if d.Engine == Snowflake {
+		return "LENGTH(" + expr + ")"
+	}
+	return "length(" + expr + ")"
+}
+
+// Distinct counts distinct non-null values: approximately (HyperLogLog, about 1.6 % error) where
+// the engine offers it natively, exactly elsewhere. Exact reports whether the count is exact.
+func (d Dialect) Distinct(col string) (expr string, exact bool) {
+	if d.Engine == Snowflake {
+		return "APPROX_COUNT_DISTINCT(" + col + ")", false
+	}
+	return "count(DISTINCT " + col + ")", true
+}

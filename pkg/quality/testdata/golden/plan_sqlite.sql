@@ -1,5 +1,20 @@
 -- profile
-SELECT substr("hour", 1, 13) AS hour_bucket, count(*), count("account_id"), count("egress_bytes"), max("hour") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1;
+SELECT substr("hour", 1, 13) AS hour_bucket, count(*), count("account_id"), count("egress_bytes"), count("billable"), max("hour"), count(CASE WHEN "usage_id" = '' THEN 1 END), min(length("usage_id")), max(length("usage_id")), total(length("usage_id")), count(CASE WHEN "account_id" = 0 THEN 1 END), count(CASE WHEN "account_id" < 0 THEN 1 END), total("account_id"), min("account_id"), max("account_id"), total("account_id" * "account_id"), count(CASE WHEN "egress_bytes" = 0 THEN 1 END), count(CASE WHEN "egress_bytes" < 0 THEN 1 END), total("egress_bytes"), min("egress_bytes"), max("egress_bytes"), total("egress_bytes" * "egress_bytes"), count(CASE WHEN "billable" THEN 1 END) FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1;
+--   arg 1: 2025-12-15 00:00:00
+--   arg 2: 2025-12-15 15:05:00
+-- distinct counts
+SELECT count(DISTINCT "usage_id"), count(DISTINCT "account_id"), count(DISTINCT "egress_bytes"), count(DISTINCT "billable"), count(DISTINCT "loaded_at") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ?;
+--   arg 1: 2025-12-15 00:00:00
+--   arg 2: 2025-12-15 15:05:00
+-- dimension
+SELECT "account_id", count(*), total("egress_bytes") FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1 ORDER BY 2 DESC LIMIT 1001;
+--   arg 1: 2025-12-15 00:00:00
+--   arg 2: 2025-12-15 15:05:00
+-- load lag
+SELECT max("loaded_at") FROM "main"."usage_hourly" WHERE "loaded_at" <= ?;
+--   arg 1: 2025-12-15 15:05:00
+-- reconciliation upstream
+SELECT count(*), total("egress_bytes") FROM "main"."usage_raw" WHERE "hour" >= ? AND "hour" < ?;
 --   arg 1: 2025-12-15 00:00:00
 --   arg 2: 2025-12-15 15:05:00
 -- freshness: max(hour) of the profile
@@ -14,3 +29,4 @@ SELECT * FROM (SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= ? A
 --   arg 2: 2025-12-15 15:05:00
 -- null_rate usage_id: declared NOT NULL
 -- null_rate hour: declared NOT NULL
+-- null_rate loaded_at: declared NOT NULL
