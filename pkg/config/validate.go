@@ -129,6 +129,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateMonitors(add)
 	c.validateActionClasses(add)
+	c.validateHTTP(add)
 	return p.err()
 }
 
