@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,11 +44,10 @@ type HTTPOptions struct {
 // HTTPServer serves one MCP server to many clients over Streamable HTTP. Each request runs with its
 // caller in the context; the tool selection is the MCP server's, so it is the same as on stdio.
 type HTTPServer struct {
-	http     *http.Server
-	mcp      *server.StreamableHTTPServer
-	draining atomic.Bool
-	timeout  time.Duration
-	logger   *slog.Logger
+	http    *http.Server
+	mcp     *server.StreamableHTTPServer
+	timeout time.Duration
+	logger  *slog.Logger
 }
 
 // NewHTTPServer wires the endpoint, the health check and the OAuth metadata.
@@ -82,17 +80,12 @@ func NewHTTPServer(srv *server.MCPServer, o HTTPOptions) *HTTPServer {
 // Handler is the whole HTTP surface (for tests and for embedding behind another mux).
 func (h *HTTPServer) Handler() http.Handler { return h.http.Handler }
 
-// health says only whether this process takes requests: 503 while draining, so a load balancer
-// stops sending new ones.
+// health says only that this process answers; it needs no token and tells nothing about the
+// configuration. On shutdown the listener closes first, so a load balancer sees it go.
 func (h *HTTPServer) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	status := "ok"
-	if h.draining.Load() {
-		status = "draining"
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
-	_ = json.NewEncoder(w).Encode(map[string]string{"status": status})
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
 }
 
 // Serve answers on ln until ctx ends, then drains: it stops accepting, lets in-flight requests
@@ -105,7 +98,6 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	h.draining.Store(true)
 	h.logger.Info("draining in-flight requests", "timeout", h.timeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
