@@ -111,7 +111,7 @@ func TestRequireAnswers401WithTheMetadataChallenge(t *testing.T) {
 	a := newAuth(t, iss, "")
 	res := auth.Resource{URL: "https://dw.example.com/mcp"}
 	var seen string
-	h := auth.Require(a, res, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := auth.Require(a, res, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = auth.CallerName(r.Context())
 	}))
 	rec := httptest.NewRecorder()

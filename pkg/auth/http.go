@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 )
@@ -47,8 +48,9 @@ func (res Resource) metadataURL(r *http.Request) string {
 
 // Require lets through only requests a with an accepted bearer token, with the caller in their
 // context. Others get 401 and a WWW-Authenticate header naming the resource metadata, as the MCP
-// authorization spec asks of a resource server. A nil a lets every request through anonymously.
-func Require(a *Authenticator, res Resource, next http.Handler) http.Handler {
+// authorization spec asks of a resource server; each refusal is logged (with the reason, never the
+// token) when logger is set. A nil a lets every request through anonymously.
+func Require(a *Authenticator, res Resource, logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a == nil {
 			next.ServeHTTP(w, r)
@@ -56,6 +58,9 @@ func Require(a *Authenticator, res Resource, next http.Handler) http.Handler {
 		}
 		c, err := a.Authenticate(r)
 		if err != nil {
+			if logger != nil {
+				logger.Warn("request refused", "remote", r.RemoteAddr, "reason", err.Error())
+			}
 			challenge := fmt.Sprintf(`Bearer resource_metadata=%q`, res.metadataURL(r))
 			if !errors.Is(err, ErrNoToken) {
 				// RFC 6750 §3.1: a request without credentials gets no error code; a bad token does.

@@ -26,6 +26,9 @@ const (
 	HealthPath = "/healthz"
 )
 
+// maxRequestBody bounds one JSON-RPC message from a client; tool arguments are small.
+const maxRequestBody = 8 << 20
+
 // shutdownTimeout bounds how long SIGTERM waits for in-flight requests before closing connections.
 const shutdownTimeout = 30 * time.Second
 
@@ -69,7 +72,8 @@ func NewHTTPServer(srv *server.MCPServer, o HTTPOptions) *HTTPServer {
 		server.WithStreamableHTTPServer(h.http),
 		server.WithStreamableHTTPLogger(o.Logger),
 	)
-	mux.Handle(MCPPath, auth.Require(o.Auth, o.Resource, h.mcp))
+	// Authentication comes first, so an unknown caller cannot make the server read a large body.
+	mux.Handle(MCPPath, auth.Require(o.Auth, o.Resource, o.Logger, http.MaxBytesHandler(h.mcp, maxRequestBody)))
 	meta := auth.MetadataHandler(o.Auth, o.Resource, o.Name)
 	mux.Handle(auth.MetadataPath, meta)
 	mux.Handle(auth.MetadataPath+MCPPath, meta)

@@ -305,6 +305,18 @@ func TestHTTPRefusesMissingWrongExpiredAndWrongAudienceTokens(t *testing.T) {
 			t.Errorf("%s: the client connected", name)
 		}
 	}
+	// An authenticated caller still cannot make the server buffer an unbounded body.
+	big, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", maxRequestBody)+`"}}`))
+	big.Header.Set("Content-Type", "application/json")
+	big.Header.Set("Accept", "application/json, text/event-stream")
+	big.Header.Set("Authorization", "Bearer ci-secret-1")
+	if resp, err := http.DefaultClient.Do(big); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), "request body too large") {
+			t.Errorf("oversized body: %d %s", resp.StatusCode, b)
+		}
+	}
 	// The metadata the header points at is served without a token and names the issuer.
 	resp, err := http.Get(strings.Replace(r.url, MCPPath, auth.MetadataPath+MCPPath, 1))
 	if err != nil {
