@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/auth"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/store"
@@ -317,6 +318,12 @@ func (s *Service) recordRefusal(ctx context.Context, id int64, who, reason strin
 	})
 }
 
+// IsRequester reports whether name caused the request: it requested it itself, or an agent asked on
+// its behalf ("dw-incidents for alice" over HTTP). A requester never decides their own request.
+func (r Request) IsRequester(name string) bool {
+	return auth.ActedFor(r.RequestedBy, name)
+}
+
 // DecideAuthenticated records a decision for an approver whose identity the caller has already
 // proven with their token (the console's signed-in session). Only human entry points call it.
 func (s *Service) DecideAuthenticated(ctx context.Context, d Decision) (Request, error) {
@@ -328,7 +335,7 @@ func (s *Service) DecideAuthenticated(ctx context.Context, d Decision) (Request,
 		s.recordRefusal(ctx, r.ID, d.Approver, reason)
 		return Request{}, fmt.Errorf("%w: %s", ErrNotAuthorized, reason)
 	}
-	if d.Approver == r.RequestedBy {
+	if r.IsRequester(d.Approver) {
 		return refuse(d.Approver + " requested this change and cannot decide it")
 	}
 	if !slices.Contains(r.Approvers, d.Approver) {

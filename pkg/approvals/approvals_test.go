@@ -337,3 +337,23 @@ func TestAuthorizeRefusesOnceTheDomainIsBelowL2(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Over HTTP an agent requests on a person's behalf ("dw-incidents for platform-owner"): that person
+// caused the request and may not approve it, while another approver still may.
+func TestApproverCannotDecideARequestTheirOwnCallCaused(t *testing.T) {
+	s, _ := newService(t, nil)
+	ctx := context.Background()
+	r, err := s.Request(ctx, pauseProposal(), "dw-incidents for platform-owner", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, Decision{RequestID: r.ID, Approver: "platform-owner", Token: "tok-platform", Approve: true, PayloadSHA256: r.PayloadSHA256}); !errors.Is(err, ErrNotAuthorized) || !strings.Contains(err.Error(), "cannot decide it") {
+		t.Fatalf("self-approval through an agent: %v", err)
+	}
+	if !r.IsRequester("platform-owner") || r.IsRequester("billing-data-owner") || r.IsRequester("") {
+		t.Fatalf("IsRequester wrong for %q", r.RequestedBy)
+	}
+	if got, err := s.Decide(ctx, Decision{RequestID: r.ID, Approver: "billing-data-owner", Token: "tok-billing", Approve: true, PayloadSHA256: r.PayloadSHA256}); err != nil || got.Status != StatusApproved {
+		t.Fatalf("another approver: %+v %v", got, err)
+	}
+}

@@ -20,6 +20,7 @@ type Config struct {
 	Airflow        *Airflow        `yaml:"airflow"`
 	Slack          *Slack          `yaml:"slack"`
 	Catalog        Catalog         `yaml:"catalog"`
+	HTTP           *HTTP           `yaml:"http"`
 	Domains        []Domain        `yaml:"domains"`
 	Monitors       []Monitor       `yaml:"monitors"`
 	// ActionClasses overrides, per action class, who executes it and how long an approval request

@@ -135,6 +135,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateMonitors(add)
 	c.validateActionClasses(add)
+	c.validateHTTP(add)
 	return p.err()
 }
 

@@ -304,7 +304,7 @@ func (s *Server) request(w http.ResponseWriter, r *http.Request, sess session) {
 		return
 	}
 	s.render(w, "request.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": q,
-		"CanDecide": q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver,
+		"CanDecide": q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && !q.IsRequester(sess.approver),
 		"Error":     r.URL.Query().Get("error")})
 }
 

@@ -107,7 +107,7 @@ func (s *Server) incident(w http.ResponseWriter, r *http.Request, sess session) 
 	}
 	for i := range views {
 		if q := views[i].Request; q != nil {
-			views[i].CanDecide = q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && q.RequestedBy != sess.approver
+			views[i].CanDecide = q.Status == approvals.StatusPending && slices.Contains(q.Approvers, sess.approver) && !q.IsRequester(sess.approver)
 		}
 	}
 	data["Proposals"] = views

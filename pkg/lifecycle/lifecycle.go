@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/approvals"
+	"github.com/dataworkers/dw/pkg/auth"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/notify"
@@ -54,4 +55,10 @@ func New(d Deps) (*Service, error) {
 		d.Notifier = func() (notify.Notifier, error) { return nil, nil }
 	}
 	return &Service{d: d, incidents: incidents.New(d.Store, d.Now)}, nil
+}
+
+// actor names the agent, and the authenticated caller it acts for when there is one, on every
+// timeline event and approval request the service records.
+func (s *Service) actor(ctx context.Context) string {
+	return auth.OnBehalf(ctx, s.d.Actor)
 }

@@ -38,7 +38,7 @@ func (s *Service) Propose(ctx context.Context, in ProposeInput) (plans.Plan, err
 	if err != nil {
 		return plans.Plan{}, err
 	}
-	plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: in.From, Actor: s.d.Actor}, in.Client, in.ReplaceGenerated)
+	plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: in.From, Actor: s.actor(ctx)}, in.Client, in.ReplaceGenerated)
 	if err != nil {
 		return plans.Plan{}, err
 	}
@@ -52,7 +52,7 @@ func (s *Service) Propose(ctx context.Context, in ProposeInput) (plans.Plan, err
 	for i, pr := range plan.Proposals {
 		classes[i] = pr.Class
 	}
-	if err := s.incidents.AddEvent(ctx, inc.ID, "proposed", s.d.Actor, fmt.Sprintf("plan #%d: %s", plan.ID, strings.Join(classes, ", "))); err != nil {
+	if err := s.incidents.AddEvent(ctx, inc.ID, "proposed", s.actor(ctx), fmt.Sprintf("plan #%d: %s", plan.ID, strings.Join(classes, ", "))); err != nil {
 		return plan, err
 	}
 	return plan, nil
@@ -107,7 +107,7 @@ func (s *Service) Route(ctx context.Context, in RouteInput) (Routed, error) {
 	}
 	for i, pr := range in.Proposals {
 		pr.IncidentID = in.IncidentID
-		r, err := s.d.Approvals.Request(ctx, pr, s.d.Actor, in.Owners)
+		r, err := s.d.Approvals.Request(ctx, pr, s.actor(ctx), in.Owners)
 		if err != nil {
 			out.Stop, _ = s.d.Approvals.Stop(ctx)
 			return out, fmt.Errorf("proposals[%d]: %w", i, err)

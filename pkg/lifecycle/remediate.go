@@ -116,12 +116,12 @@ func (r *run) acted(ctx context.Context, a remediation.Action, err error) error 
 	switch {
 	case err == nil:
 		r.out.Actions = append(r.out.Actions, a)
-		_ = r.s.incidents.AddEvent(ctx, r.inc.ID, "action", r.s.d.Actor, actionLine(a))
+		_ = r.s.incidents.AddEvent(ctx, r.inc.ID, "action", r.s.actor(ctx), actionLine(a))
 		return nil
 	case a.ID != 0 && a.Status == remediation.StatusFailed:
 		r.out.Actions = append(r.out.Actions, a)
 		r.problems = append(r.problems, actionLine(a))
-		_ = r.s.incidents.AddEvent(ctx, r.inc.ID, "action", r.s.d.Actor, actionLine(a)+" — needs a person")
+		_ = r.s.incidents.AddEvent(ctx, r.inc.ID, "action", r.s.actor(ctx), actionLine(a)+" — needs a person")
 		return nil
 	}
 	return err
@@ -216,14 +216,14 @@ func (r *run) recheck(ctx context.Context, opts CheckOptions) error {
 	switch {
 	case err != nil && len(r.out.OwnerSteps) > 0:
 		// The checks may read what the owner's steps create (a new table).
-		return s.incidents.AddEvent(ctx, id, "checked", s.d.Actor,
+		return s.incidents.AddEvent(ctx, id, "checked", s.actor(ctx),
 			fmt.Sprintf("after remediate: the checks cannot run yet while owner steps are outstanding (%s): %v", owner, err))
 	case err != nil:
 		r.problems = append(r.problems, "the checks could not re-run after acting: "+err.Error())
 		return nil
 	case !checks.Passed() && len(r.out.OwnerSteps) > 0:
 		r.out.Checks = checks.Checks
-		return s.incidents.AddEvent(ctx, id, "checked", s.d.Actor,
+		return s.incidents.AddEvent(ctx, id, "checked", s.actor(ctx),
 			fmt.Sprintf("after remediate: checks still fail while owner steps are outstanding (%s): %s", owner, strings.Join(checks.Failing, "; ")))
 	}
 	r.out.Checks = checks.Checks
@@ -238,18 +238,18 @@ func (r *run) recheck(ctx context.Context, opts CheckOptions) error {
 		r.problems = append(r.problems, "after acting, still not passing: "+strings.Join(checks.Failing, "; "))
 		return nil
 	}
-	return s.incidents.AddEvent(ctx, id, "checked", s.d.Actor, "after remediate: all passed: "+checks.Summary())
+	return s.incidents.AddEvent(ctx, id, "checked", s.actor(ctx), "after remediate: all passed: "+checks.Summary())
 }
 
 // needsPerson records on the incident's timeline that a person must look, and tells them when a
 // notifier is configured. A notification that fails is recorded, never fatal: the timeline is the record.
 func (s *Service) needsPerson(ctx context.Context, inc incidents.Incident, why string) error {
-	if err := s.incidents.AddEvent(ctx, inc.ID, "needs_person", s.d.Actor, "needs a person: "+why); err != nil {
+	if err := s.incidents.AddEvent(ctx, inc.ID, "needs_person", s.actor(ctx), "needs a person: "+why); err != nil {
 		return err
 	}
 	n, err := s.d.Notifier()
 	if err != nil {
-		return s.incidents.AddEvent(ctx, inc.ID, "notify_failed", s.d.Actor, err.Error())
+		return s.incidents.AddEvent(ctx, inc.ID, "notify_failed", s.actor(ctx), err.Error())
 	}
 	if n == nil {
 		return nil
@@ -257,9 +257,9 @@ func (s *Service) needsPerson(ctx context.Context, inc incidents.Incident, why s
 	text := fmt.Sprintf("Data Workers needs a person: incident #%d (%s, %s) on %s after remediate: %s. Review it with `dw-incidents console`.",
 		inc.ID, inc.Severity, inc.FailureMode, inc.Asset, why)
 	if err := n.Notify(ctx, notify.Message{Text: text}); err != nil {
-		return s.incidents.AddEvent(ctx, inc.ID, "notify_failed", s.d.Actor, err.Error())
+		return s.incidents.AddEvent(ctx, inc.ID, "notify_failed", s.actor(ctx), err.Error())
 	}
-	return s.incidents.AddEvent(ctx, inc.ID, "notified", s.d.Actor, "slack")
+	return s.incidents.AddEvent(ctx, inc.ID, "notified", s.actor(ctx), "slack")
 }
 
 func actionLine(a remediation.Action) string {

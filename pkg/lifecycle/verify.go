@@ -52,7 +52,7 @@ func (s *Service) Verify(ctx context.Context, in VerifyInput) (Verification, err
 	out := Verification{Checks: checks.Checks, Superseded: checks.Superseded}
 	if !checks.Passed() {
 		detail := fmt.Sprintf("re-ran %s: still not passing: %s", checks.Summary(), strings.Join(checks.Failing, "; "))
-		if err := s.incidents.AddEvent(ctx, inc.ID, "verified", s.d.Actor, detail); err != nil {
+		if err := s.incidents.AddEvent(ctx, inc.ID, "verified", s.actor(ctx), detail); err != nil {
 			return Verification{}, err
 		}
 		if out.Incident, err = s.incidents.Get(ctx, inc.ID); err != nil {
@@ -73,7 +73,7 @@ func (s *Service) Verify(ctx context.Context, in VerifyInput) (Verification, err
 	body := AssembleReceipt(rec)
 	var rc receipts.Receipt
 	err = s.d.Store.Write(ctx, func(tx *sql.Tx) error {
-		if err := incidents.SetStatusTx(ctx, tx, inc.ID, incidents.StatusResolved, s.d.Actor, "verify_incident: all passed: "+checks.Summary(), rec.ResolvedAt); err != nil {
+		if err := incidents.SetStatusTx(ctx, tx, inc.ID, incidents.StatusResolved, s.actor(ctx), "verify_incident: all passed: "+checks.Summary(), rec.ResolvedAt); err != nil {
 			return err
 		}
 		for _, a := range rec.Actions {

@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/dataworkers/dw/configs"
+	"github.com/dataworkers/dw/pkg/auth"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/store"
 	"github.com/dataworkers/dw/pkg/version"
@@ -101,6 +102,7 @@ func Main(a Agent) {
 
 type flags struct {
 	config, tools, exclude, logLevel string
+	transport, listen                string
 	readOnly, version                bool
 }
 
@@ -116,6 +118,8 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	fs.StringVar(&f.logLevel, "log-level", envOr(env, "DW_LOG_LEVEL", "info"), "debug, info, warn or error (env DW_LOG_LEVEL); logs go to stderr")
 	fs.BoolVar(&f.version, "version", false, "print the version and commit, then exit (also -V)")
 	fs.BoolVar(&f.version, "V", false, "same as --version")
+	fs.StringVar(&f.transport, "transport", envOr(env, "DW_TRANSPORT", "stdio"), "serve over stdio or http (Streamable HTTP; env DW_TRANSPORT)")
+	fs.StringVar(&f.listen, "listen", envOr(env, "DW_LISTEN", "127.0.0.1:8080"), "host:port for --transport http (env DW_LISTEN); a non-loopback address needs http.tokens or http.oidc")
 	fs.Usage = func() { fmt.Fprintf(stdio.Err, "run `%s --help` for the commands and flags\n", a.Name) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -171,7 +175,14 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	srv, resources := newServer(tools, o)
 	switch cmd {
 	case "serve":
-		return serve(ctx, srv, resources, e, stdio)
+		switch f.transport {
+		case "stdio":
+			return serve(ctx, srv, resources, e, stdio)
+		case "http":
+			return serveHTTP(ctx, srv, resources, e, f.listen, stdio)
+		}
+		fmt.Fprintf(stdio.Err, "%s: --transport %q: use stdio or http\n", a.Name, f.transport)
+		return ExitUsage
 	case "tools":
 		return listTools(ctx, srv, stdio)
 	case "call":
@@ -213,7 +224,7 @@ func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome 
 	st, err := e.Store.Get(ctx)
 	if err == nil {
 		err = st.RecordToolCall(ctx, store.ToolCall{
-			At: e.Now(), Agent: e.Agent, Tool: tool, Outcome: outcome, Duration: d,
+			At: e.Now(), Agent: e.Agent, Caller: auth.CallerName(ctx), Tool: tool, Outcome: outcome, Duration: d,
 			ArgsSHA256: ArgsDigest(args), Error: errText,
 		})
 	}
@@ -427,7 +438,7 @@ func newLogger(w io.Writer, level, agent string) (*slog.Logger, error) {
 
 func usage(w io.Writer, a Agent, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Usage: %s [flags] [command]\n\nCommands:\n", a.Name)
-	fmt.Fprintf(w, "  serve              serve MCP on stdio (the default)\n")
+	fmt.Fprintf(w, "  serve              serve MCP on stdio (the default) or, with --transport http, Streamable HTTP\n")
 	fmt.Fprintf(w, "  tools              print the enabled tools with their schemas as JSON\n")
 	fmt.Fprintf(w, "  call TOOL [JSON|-] call one tool; the result on stdout (--format json, text, markdown, github or junit);\n")
 	fmt.Fprintf(w, "                     `call TOOL --help` lists its arguments\n")

@@ -9,8 +9,10 @@ import (
 
 // ToolCall is one line of the audit log.
 type ToolCall struct {
-	At         time.Time
-	Agent      string
+	At    time.Time
+	Agent string
+	// Caller is the authenticated caller's name (HTTP), "" on stdio.
+	Caller     string
 	Tool       string
 	Outcome    string // ok or tool_error
 	Duration   time.Duration
@@ -21,9 +23,9 @@ type ToolCall struct {
 // RecordToolCall appends one call to the audit log.
 func (s *Store) RecordToolCall(ctx context.Context, c ToolCall) error {
 	return s.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tool_calls(at, agent, tool, outcome, duration_ms, args_sha256, error)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			Timestamp(c.At), c.Agent, c.Tool, c.Outcome, float64(c.Duration.Microseconds())/1000, c.ArgsSHA256, c.Error)
+		_, err := tx.ExecContext(ctx, `INSERT INTO tool_calls(at, agent, caller, tool, outcome, duration_ms, args_sha256, error)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			Timestamp(c.At), c.Agent, c.Caller, c.Tool, c.Outcome, float64(c.Duration.Microseconds())/1000, c.ArgsSHA256, c.Error)
 		if err != nil {
 			return fmt.Errorf("record tool call: %w", err)
 		}
