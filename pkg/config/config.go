@@ -19,6 +19,7 @@ type Config struct {
 	DBT            *DBT            `yaml:"dbt"`
 	Airflow        *Airflow        `yaml:"airflow"`
 	Slack          *Slack          `yaml:"slack"`
+	Metrics        *Metrics        `yaml:"metrics"`
 	Catalog        Catalog         `yaml:"catalog"`
 	Domains        []Domain        `yaml:"domains"`
 	Monitors       []Monitor       `yaml:"monitors"`

@@ -267,6 +267,7 @@ func applyDefaults(c *Config, env LookupEnv) {
 			a.APIVersion = "v2"
 		}
 	}
+	defaultMetrics(c.Metrics, c.ConfluentCloud)
 	for i, f := range c.Catalog.Files {
 		c.Catalog.Files[i] = expandHome(f, env)
 	}
@@ -347,6 +348,7 @@ func (c *Config) secretValues() []secretValue {
 	if s := c.Slack; s != nil {
 		add("slack.webhook_url", s.WebhookURL)
 	}
+	out = append(out, c.metricsSecrets()...)
 	return out
 }
 

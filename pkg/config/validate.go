@@ -127,6 +127,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateMetrics(add)
 	c.validateMonitors(add)
 	c.validateActionClasses(add)
 	return p.err()
