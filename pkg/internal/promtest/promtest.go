@@ -25,9 +25,12 @@ type Server struct {
 }
 
 // Start runs Prometheus scraping each target (host:port of a loopback /metrics endpoint) every
-// interval, and stops it in t.Cleanup.
+// interval (default 1s), and stops it in t.Cleanup.
 func Start(t testing.TB, interval time.Duration, targets ...string) *Server {
 	t.Helper()
+	if interval <= 0 {
+		interval = time.Second
+	}
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		skipOrFail(t, fmt.Errorf("no prometheus binary on PATH"))
