@@ -20,6 +20,7 @@ type Config struct {
 	Airflow        *Airflow        `yaml:"airflow"`
 	Slack          *Slack          `yaml:"slack"`
 	Metrics        *Metrics        `yaml:"metrics"`
+	Lake           *Lake           `yaml:"lake"`
 	Catalog        Catalog         `yaml:"catalog"`
 	Domains        []Domain        `yaml:"domains"`
 	Monitors       []Monitor       `yaml:"monitors"`

@@ -268,6 +268,7 @@ func applyDefaults(c *Config, env LookupEnv) {
 		}
 	}
 	defaultMetrics(c.Metrics, c.ConfluentCloud)
+	defaultLake(c.Lake, c.ConfluentCloud, env)
 	for i, f := range c.Catalog.Files {
 		c.Catalog.Files[i] = expandHome(f, env)
 	}
@@ -349,6 +350,7 @@ func (c *Config) secretValues() []secretValue {
 		add("slack.webhook_url", s.WebhookURL)
 	}
 	out = append(out, c.metricsSecrets()...)
+	out = append(out, c.lakeSecrets()...)
 	return out
 }
 

@@ -128,6 +128,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateMetrics(add)
+	c.validateLake(add)
 	c.validateMonitors(add)
 	c.validateActionClasses(add)
 	return p.err()
