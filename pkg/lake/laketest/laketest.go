@@ -118,4 +118,3 @@ func Long(id int, name string) iceberg.NestedField {
 func String(id int, name string) iceberg.NestedField {
 	return iceberg.NestedField{ID: id, Name: name, Type: iceberg.PrimitiveTypes.String}
 }
-
