@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/lake"
 	"github.com/dataworkers/dw/pkg/metrics"
 )
 
@@ -13,6 +14,8 @@ const (
 	Prometheus       Backend = "prometheus"
 	ConfluentMetrics Backend = "confluent_metrics"
 	Datadog          Backend = "datadog"
+	// Lake is the Iceberg catalog the stream lands in.
+	Lake Backend = "lake"
 )
 
 // probeSpec is how one backend outside the core switch is probed; check is nil when unconfigured.
@@ -73,6 +76,33 @@ func monitoringProbe(cfg *config.Config, b Backend) (probeSpec, bool) {
 			return cl.Ping(ctx)
 		}
 		return spec, true
+	case Lake:
+		spec := probeSpec{key: "lake"}
+		if cfg.Lake == nil {
+			return spec, true
+		}
+		lc := cfg.Lake
+		spec.endpoint, spec.timeout = lc.Catalog+": "+lakeEndpoint(lc), lc.Timeout
+		spec.check = func(ctx context.Context) error {
+			l, err := lake.Open(ctx, lc)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			return l.Ping(ctx)
+		}
+		return spec, true
 	}
 	return probeSpec{}, false
+}
+
+// lakeEndpoint is where a lake catalog points, without credentials.
+func lakeEndpoint(l *config.Lake) string {
+	switch l.Catalog {
+	case "rest":
+		return l.URI
+	case "glue":
+		return "glue " + l.Region
+	}
+	return l.Warehouse
 }
