@@ -52,8 +52,8 @@ func (r *run) lake(ctx context.Context) ([]graph.Batch, []string, error) {
 	}
 	b := graph.Batch{Source: "sync:lake"}
 	for _, id := range ids {
-		topic := id[len(id)-1]
-		tbl, err := l.Load(ctx, "tableflow:"+topic)
+		topic := topicOf(id[len(id)-1], r.topics)
+		tbl, err := l.Load(ctx, "iceberg:"+strings.Join(id, "."))
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			continue
@@ -74,4 +74,22 @@ func (r *run) lake(ctx context.Context) ([]graph.Batch, []string, error) {
 		}
 	}
 	return []graph.Batch{b}, warnings, nil
+}
+
+// topicOf finds the harvested topic Tableflow named table after ('-' becomes '_'); without a Kafka
+// harvest, or with no match, the table's own name is taken as the topic's.
+func topicOf(table string, topics map[string]bool) string {
+	if topics[table] {
+		return table
+	}
+	var found []string
+	for t := range topics {
+		if lake.TableflowName(t) == table {
+			found = append(found, t)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return table
 }

@@ -92,7 +92,8 @@ func (l *Lake) Close() error {
 func (l *Lake) Catalog() catalog.Catalog { return l.cat }
 
 // Identifier turns an asset into a table identifier: tableflow:<topic> is the topic's table in the
-// configured namespace; iceberg:<namespace>.<table> names it in full.
+// configured namespace, named as Tableflow names it (see TableflowName; Load also tries the topic's
+// own name); iceberg:<namespace>.<table> names it in full.
 func (l *Lake) Identifier(asset string) (table.Identifier, error) {
 	switch {
 	case strings.HasPrefix(asset, "tableflow:"):
@@ -103,7 +104,7 @@ func (l *Lake) Identifier(asset string) (table.Identifier, error) {
 		if l.namespace == "" {
 			return nil, fmt.Errorf("asset %s: set lake.namespace (Tableflow's namespace is the Kafka cluster id) or confluent_cloud.kafka_cluster_id", asset)
 		}
-		return table.Identifier{l.namespace, topic}, nil
+		return table.Identifier{l.namespace, TableflowName(topic)}, nil
 	case strings.HasPrefix(asset, "iceberg:"):
 		parts := strings.Split(strings.TrimPrefix(asset, "iceberg:"), ".")
 		for _, p := range parts {
@@ -119,6 +120,9 @@ func (l *Lake) Identifier(asset string) (table.Identifier, error) {
 	return nil, fmt.Errorf("asset %q is not a lake table: use tableflow:<topic> or iceberg:<namespace>.<table>", asset)
 }
 
+// TableflowName is the table Tableflow lands a topic in: the topic name with '-' turned into '_'.
+func TableflowName(topic string) string { return strings.ReplaceAll(topic, "-", "_") }
+
 // IsLakeAsset reports whether asset names a lake table.
 func IsLakeAsset(asset string) bool {
 	return strings.HasPrefix(asset, "tableflow:") || strings.HasPrefix(asset, "iceberg:")
@@ -131,6 +135,12 @@ func (l *Lake) Load(ctx context.Context, asset string) (*table.Table, error) {
 		return nil, err
 	}
 	t, err := l.cat.LoadTable(ctx, id)
+	if topic, ok := strings.CutPrefix(asset, "tableflow:"); ok && errors.Is(err, catalog.ErrNoSuchTable) && topic != id[1] {
+		// Another writer may keep the topic's own name.
+		if t2, err2 := l.cat.LoadTable(ctx, table.Identifier{l.namespace, topic}); err2 == nil {
+			return t2, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return nil, fmt.Errorf("lake: no table %s in the %s catalog (for tableflow:, check lake.namespace)", strings.Join(id, "."), l.kind)

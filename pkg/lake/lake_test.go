@@ -103,8 +103,13 @@ func TestLakeNamesAndErrors(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
+	// Tableflow's own naming: usage-hourly lands as usage_hourly.
+	laketest.Create(t, l, "lkc-test", "usage_hourly", laketest.Long(1, "id"))
+	if tbl, err := l.Load(ctx, "tableflow:usage-hourly"); err != nil || tbl.Identifier()[1] != "usage_hourly" {
+		t.Fatalf("tableflow name: %v", err)
+	}
 	ids, err := l.Tables(ctx, "")
-	if err != nil || len(ids) != 1 {
+	if err != nil || len(ids) != 2 {
 		t.Fatalf("tables = %v, %v", ids, err)
 	}
 	if err := l.Ping(ctx); err != nil {
