@@ -56,29 +56,13 @@ func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Repor
 			}
 			rep.Results = append(rep.Results, r)
 		case Freshness:
-			r := Result{Check: string(Freshness), Metric: "freshness_lag_seconds", Subject: "snapshot commit time", Unit: "seconds", SQL: meta, Status: Pass}
-			if f.Newest == nil {
-				r.Status, r.Why = Fail, "the table has no snapshot: nothing was ever committed"
-				rep.Results = append(rep.Results, r)
-				continue
-			}
-			r.Newest = f.Newest
-			lag := max(started.Sub(*f.Newest).Seconds(), 0)
-			r.Value, r.recorded = round(lag, 3), true
-			head := fmt.Sprintf("newest snapshot committed %s ago", dur(lag))
-			b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, started, rep.Window, lagPolicy)
-			switch {
-			case err != nil:
+			// The warehouse judgement, with the commit time as the "column": one way to judge a lag.
+			r, err := c.freshnessResult(ctx, &plan{tsName: "snapshot commit time"}, f.Newest, meta, rep, req, started)
+			if err != nil {
 				return nil, err
-			case !ok:
-				r.Why = head + "; " + tooFew(b.Points, lagPolicy.MinPoints)
-			default:
-				r.setBaseline(b, 0, math.Inf(1))
-				r.Status = b.Judge(lag, lagPolicy.Direction)
-				r.Why = head + " against " + describeLag(*r.Baseline)
 			}
-			if req.MaxFreshnessLag > 0 && lag > req.MaxFreshnessLag.Seconds() {
-				r.Status, r.Why = Fail, fmt.Sprintf("%s, over the %s limit", head, dur(req.MaxFreshnessLag.Seconds()))
+			if f.Newest == nil {
+				r.Why = "the table has no snapshot: nothing was ever committed"
 			}
 			rep.Results = append(rep.Results, r)
 		case NullRate:
