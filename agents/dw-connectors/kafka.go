@@ -69,6 +69,8 @@ type consumerLagParams struct {
 	Since  string `json:"since,omitempty" jsonschema:"Monitoring sources only: history from this time, RFC 3339 or a duration ago (6h); empty reads the current value"`
 	Until  string `json:"until,omitempty" jsonschema:"Monitoring sources only: history until this time (default now)"`
 	Step   string `json:"step,omitempty" jsonschema:"Monitoring sources only: resolution of the history, e.g. 1m (default), raised to keep 1000 points per series"`
+	// Throughput adds the topics' traffic, which only the Confluent Metrics API reports per topic.
+	Throughput bool `json:"throughput,omitempty" jsonschema:"With source confluent_metrics: also received and sent bytes and records per topic over the same window"`
 }
 
 type consumerLagResult struct {
@@ -80,8 +82,9 @@ type consumerLagResult struct {
 	Warning     string `json:"warning,omitempty"`
 	// Source is where the lag came from; History is the monitoring answer (per group and topic,
 	// summed over partitions) when it is not the brokers.
-	Source  string          `json:"source"`
-	History *metrics.Result `json:"history,omitempty"`
+	Source     string          `json:"source"`
+	History    *metrics.Result `json:"history,omitempty"`
+	Throughput *metrics.Result `json:"throughput,omitempty"`
 }
 
 func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
@@ -94,8 +97,8 @@ func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
 			if p.Source != "" && p.Source != "brokers" {
 				return monitoredLag(ctx, env, p)
 			}
-			if p.Since != "" || p.Until != "" || p.Step != "" {
-				return consumerLagResult{}, fmt.Errorf("since, until and step need a monitoring source (prometheus, confluent_metrics or datadog): the brokers only know the lag now")
+			if p.Since != "" || p.Until != "" || p.Step != "" || p.Throughput {
+				return consumerLagResult{}, fmt.Errorf("since, until, step and throughput need a monitoring source (prometheus, confluent_metrics or datadog): the brokers only know the lag now")
 			}
 			cl, err := openKafka(env)
 			if err != nil {
@@ -141,6 +144,17 @@ func monitoredLag(ctx context.Context, env *mcpkit.Env, p consumerLagParams) (co
 		return consumerLagResult{}, err
 	}
 	r := consumerLagResult{Source: src.Name(), History: &res, Groups: []kafka.GroupLag{}}
+	if p.Throughput {
+		c, ok := src.(*metrics.Confluent)
+		if !ok {
+			return consumerLagResult{}, fmt.Errorf("throughput per topic comes from source confluent_metrics only, not %s", src.Name())
+		}
+		tp, err := c.Throughput(ctx, p.Topic, q)
+		if err != nil {
+			return consumerLagResult{}, err
+		}
+		r.Throughput = &tp
+	}
 	groups := map[string]bool{}
 	for _, s := range res.Series {
 		r.TotalLag += int64(s.Last().Value)

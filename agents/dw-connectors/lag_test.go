@@ -52,6 +52,7 @@ func TestConsumerLagFromMonitoring(t *testing.T) {
 		{map[string]any{"since": "1h"}, "need a monitoring source"},
 		{map[string]any{"source": "datadog", "step": "fast"}, "positive duration"},
 		{map[string]any{"source": "datadog", "until": "1h"}, "until needs since"},
+		{map[string]any{"source": "datadog", "throughput": true}, "confluent_metrics only"},
 	}
 	for _, c := range cases {
 		if msg := mcpkittest.Call(t, tool(t, env, "get_consumer_lag"), c.args, nil); !strings.Contains(msg, c.want) {
