@@ -9,6 +9,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/kafka"
 	"github.com/dataworkers/dw/pkg/mcpkit"
+	"github.com/dataworkers/dw/pkg/metrics"
 )
 
 func openKafka(env *mcpkit.Env) (*kafka.Cluster, error) {
@@ -62,8 +63,14 @@ func describeTopic(env *mcpkit.Env) mcpkit.Tool {
 }
 
 type consumerLagParams struct {
-	Group string `json:"group,omitempty" jsonschema:"Consumer group id (default: every group, largest lag first)"`
-	Topic string `json:"topic,omitempty" jsonschema:"Only this topic's partitions, and only groups that consume it"`
+	Group  string `json:"group,omitempty" jsonschema:"Consumer group id (default: every group, largest lag first)"`
+	Topic  string `json:"topic,omitempty" jsonschema:"Only this topic's partitions, and only groups that consume it"`
+	Source string `json:"source,omitempty" jsonschema:"Where lag is read: brokers (committed offsets now, the default), prometheus, confluent_metrics or datadog (the monitoring already run, with history)"`
+	Since  string `json:"since,omitempty" jsonschema:"Monitoring sources only: history from this time, RFC 3339 or a duration ago (6h); empty reads the current value"`
+	Until  string `json:"until,omitempty" jsonschema:"Monitoring sources only: history until this time (default now)"`
+	Step   string `json:"step,omitempty" jsonschema:"Monitoring sources only: resolution of the history, e.g. 1m (default), raised to keep 1000 points per series"`
+	// Throughput adds the topics' traffic, which only the Confluent Metrics API reports per topic.
+	Throughput bool `json:"throughput,omitempty" jsonschema:"With source confluent_metrics: also received and sent bytes and records per topic over the same window"`
 }
 
 type consumerLagResult struct {
@@ -73,13 +80,26 @@ type consumerLagResult struct {
 	TotalGroups int    `json:"total_groups"`
 	Truncated   bool   `json:"truncated,omitempty" jsonschema:"True when the cluster has more groups than were described"`
 	Warning     string `json:"warning,omitempty"`
+	// Source is where the lag came from; History is the monitoring answer (per group and topic,
+	// summed over partitions) when it is not the brokers.
+	Source     string          `json:"source"`
+	History    *metrics.Result `json:"history,omitempty"`
+	Throughput *metrics.Result `json:"throughput,omitempty"`
 }
 
 func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Read("get_consumer_lag",
 		"Consumer lag per group and partition: committed offset, end offset, lag, and the member that owns the partition. "+
-			"A partition the group never committed shows committed -1 and its whole end offset as lag.",
+			"A partition the group never committed shows committed -1 and its whole end offset as lag. With source prometheus, "+
+			"confluent_metrics or datadog, lag per group and topic comes from that monitoring instead, over a window (since/until/step) "+
+			"to compare lag before and after an incident's onset.",
 		func(ctx context.Context, p consumerLagParams) (consumerLagResult, error) {
+			if p.Source != "" && p.Source != "brokers" {
+				return monitoredLag(ctx, env, p)
+			}
+			if p.Since != "" || p.Until != "" || p.Step != "" || p.Throughput {
+				return consumerLagResult{}, fmt.Errorf("since, until, step and throughput need a monitoring source (prometheus, confluent_metrics or datadog): the brokers only know the lag now")
+			}
 			cl, err := openKafka(env)
 			if err != nil {
 				return consumerLagResult{}, err
@@ -89,12 +109,59 @@ func getConsumerLag(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return consumerLagResult{}, err
 			}
-			r := consumerLagResult{Groups: lag.Groups, TotalGroups: lag.TotalGroups, Truncated: lag.Truncated, Warning: lag.Warning}
+			r := consumerLagResult{Groups: lag.Groups, TotalGroups: lag.TotalGroups, Truncated: lag.Truncated, Warning: lag.Warning, Source: "brokers"}
 			for _, g := range lag.Groups {
 				r.TotalLag += g.TotalLag
 			}
 			return r, nil
 		})
+}
+
+// monitoredLag reads lag from a monitoring source; the totals are the newest point of each series.
+func monitoredLag(ctx context.Context, env *mcpkit.Env, p consumerLagParams) (consumerLagResult, error) {
+	src, err := metrics.Open(env.Config.Metrics, p.Source, env.Now)
+	if err != nil {
+		return consumerLagResult{}, err
+	}
+	now := env.Now()
+	q := metrics.Query{Group: p.Group, Topic: p.Topic}
+	if q.Start, err = parseWhen("since", p.Since, now); err != nil {
+		return consumerLagResult{}, err
+	}
+	if q.End, err = parseWhen("until", p.Until, now); err != nil {
+		return consumerLagResult{}, err
+	}
+	if q.Start.IsZero() && !q.End.IsZero() {
+		return consumerLagResult{}, fmt.Errorf("until needs since: give the window's start too, or neither for the current value")
+	}
+	if p.Step != "" {
+		if q.Step, err = time.ParseDuration(p.Step); err != nil || q.Step <= 0 {
+			return consumerLagResult{}, fmt.Errorf("step %q: use a positive duration such as 30s, 1m or 5m", p.Step)
+		}
+	}
+	res, err := src.Lag(ctx, q)
+	if err != nil {
+		return consumerLagResult{}, err
+	}
+	r := consumerLagResult{Source: src.Name(), History: &res, Groups: []kafka.GroupLag{}}
+	if p.Throughput {
+		c, ok := src.(*metrics.Confluent)
+		if !ok {
+			return consumerLagResult{}, fmt.Errorf("throughput per topic comes from source confluent_metrics only, not %s", src.Name())
+		}
+		tp, err := c.Throughput(ctx, p.Topic, q)
+		if err != nil {
+			return consumerLagResult{}, err
+		}
+		r.Throughput = &tp
+	}
+	groups := map[string]bool{}
+	for _, s := range res.Series {
+		r.TotalLag += int64(s.Last().Value)
+		groups[s.Group] = true
+	}
+	r.TotalGroups = len(groups)
+	return r, nil
 }
 
 type sampleTopicParams struct {

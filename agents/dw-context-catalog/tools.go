@@ -14,7 +14,7 @@ const instructions = "The context graph of assets across Kafka, Schema Registry,
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	d := &deps{env: env}
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.Kafka, connections.SchemaRegistry, connections.Connect, connections.Flink, connections.Tableflow, connections.Warehouse, connections.DBTManifest, connections.CatalogFiles),
+		sharedtools.CheckConnections(env, connections.Kafka, connections.SchemaRegistry, connections.Connect, connections.Flink, connections.Tableflow, connections.Warehouse, connections.DBTManifest, connections.CatalogFiles, connections.Lake),
 		searchCatalog(d),
 		getAsset(d),
 		traceLineage(d),

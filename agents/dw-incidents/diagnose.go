@@ -49,7 +49,7 @@ func diagnoseIncident(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return diagnoseResult{}, err
 			}
-			g := diagnosis.NewGatherer(st, graph.New(st, env.Now), env.Config, env.Now, liveReaders(env), env.Redact, 0)
+			g := withWatch(env, diagnosis.NewGatherer(st, graph.New(st, env.Now), env.Config, env.Now, liveReaders(env), env.Redact, 0))
 			rep, err := g.Diagnose(ctx, inc, time.Duration(p.LookBackHours)*time.Hour)
 			if err != nil {
 				return diagnoseResult{}, err

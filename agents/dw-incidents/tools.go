@@ -10,7 +10,7 @@ const instructions = "Incidents from failed checks: evidence-based diagnosis, bl
 
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack),
+		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack, connections.Prometheus, connections.ConfluentMetrics, connections.Datadog, connections.Lake),
 		openIncident(env),
 		diagnoseIncident(env),
 		getIncidentHistory(env),

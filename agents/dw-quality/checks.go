@@ -6,13 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/lake"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
 type runQualityCheckParams struct {
-	Table               string                 `json:"table" jsonschema:"Warehouse table: name, schema.name or database.schema.name (quote a part to keep its case)"`
+	Table               string                 `json:"table" jsonschema:"Warehouse table: name, schema.name or database.schema.name (quote a part to keep its case); or a lake table tableflow:<topic> or iceberg:<namespace>.<table>, checked from its Iceberg metadata"`
 	Database            string                 `json:"database,omitempty" jsonschema:"Database of a bare table name"`
 	Schema              string                 `json:"schema,omitempty" jsonschema:"Schema of a bare table name"`
 	TimestampColumn     string                 `json:"timestamp_column,omitempty" jsonschema:"Column the window is read on; default: the table's only timestamp column"`
@@ -58,6 +59,14 @@ func runQualityCheck(d *deps) mcpkit.Tool {
 			lag, err := optionalDuration("max_freshness_lag", p.MaxFreshnessLag)
 			if err != nil {
 				return zero, err
+			}
+			if lake.IsLakeAsset(p.Table) {
+				rep, err := d.lakeCheck(ctx, p.Table, quality.Request{Window: w, Checks: checks, Columns: p.Columns, KeyColumns: p.KeyColumns,
+					Assertions: p.Assertions, MaxFreshnessLag: lag, OpenIncidents: d.incidentPolicy(p.OpenIncident, "")})
+				if err != nil {
+					return zero, err
+				}
+				return *rep, nil
 			}
 			loadLag, err := optionalDuration("max_load_lag", p.MaxLoadLag)
 			if err != nil {

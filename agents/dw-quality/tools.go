@@ -12,7 +12,7 @@ const instructions = "Quality checks pushed down into the warehouse (null rate, 
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	d := newDeps(env)
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.Warehouse),
+		sharedtools.CheckConnections(env, connections.Warehouse, connections.Lake),
 		runQualityCheck(d),
 		profileTable(d),
 		runMonitors(d),

@@ -126,18 +126,19 @@ func (s *Syncer) Run(ctx context.Context, opt Options) (Report, error) {
 	}
 	want := map[string]bool{}
 	for _, sys := range opt.Systems {
-		if !slices.Contains(AllSystems, sys) {
+		if !slices.Contains(AllSystems, sys) && sys != SystemLake {
 			return Report{}, fmt.Errorf("unknown system %q: use %s", sys, strings.Join(AllSystems, ", "))
 		}
 		want[sys] = true
 	}
 	run := &run{s: s, now: now(), reg: map[string][]version{}}
 	rep := Report{StartedAt: run.now, Systems: []SystemReport{}, Summary: []string{}}
-	total := len(AllSystems)
+	systems := s.systems(want)
+	total := len(systems)
 	if len(want) > 0 {
 		total = len(want)
 	}
-	for _, sys := range AllSystems {
+	for _, sys := range systems {
 		if len(want) > 0 && !want[sys] {
 			continue
 		}
@@ -225,6 +226,8 @@ func (r *run) harvest(ctx context.Context, sys string) ([]graph.Batch, []string,
 		return r.flink(ctx)
 	case SystemTableflow:
 		return r.tableflow(ctx)
+	case SystemLake:
+		return r.lake(ctx)
 	case SystemCatalog:
 		return r.catalog(ctx)
 	}
@@ -309,6 +312,7 @@ func (r *run) apply(ctx context.Context, sr *SystemReport, batches []graph.Batch
 var sourceSystems = map[string]string{
 	"sync:warehouse": graph.SystemWarehouse, "sync:kafka": graph.SystemKafka, "sync:schema_registry": graph.SystemSchema,
 	"sync:connect": graph.SystemConnect, "sync:flink": graph.SystemFlink, "sync:tableflow": graph.SystemTableflow,
+	"sync:lake": graph.SystemTableflow,
 }
 
 // vanished names the assets b.Source asserted before and does not assert now: the ones Import is

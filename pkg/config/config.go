@@ -19,6 +19,8 @@ type Config struct {
 	DBT            *DBT            `yaml:"dbt"`
 	Airflow        *Airflow        `yaml:"airflow"`
 	Slack          *Slack          `yaml:"slack"`
+	Metrics        *Metrics        `yaml:"metrics"`
+	Lake           *Lake           `yaml:"lake"`
 	Catalog        Catalog         `yaml:"catalog"`
 	HTTP           *HTTP           `yaml:"http"`
 	Domains        []Domain        `yaml:"domains"`

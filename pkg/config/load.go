@@ -324,6 +324,8 @@ func applyDefaults(c *Config, env LookupEnv) {
 			a.APIVersion = "v2"
 		}
 	}
+	defaultMetrics(c.Metrics, c.ConfluentCloud)
+	defaultLake(c.Lake, c.ConfluentCloud, env)
 	for i, f := range c.Catalog.Files {
 		c.Catalog.Files[i] = expandHome(f, env)
 	}
@@ -404,6 +406,8 @@ func (c *Config) secretValues() []secretValue {
 	if s := c.Slack; s != nil {
 		add("slack.webhook_url", s.WebhookURL)
 	}
+	out = append(out, c.metricsSecrets()...)
+	out = append(out, c.lakeSecrets()...)
 	return out
 }
 

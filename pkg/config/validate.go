@@ -133,6 +133,8 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateMetrics(add)
+	c.validateLake(add)
 	c.validateMonitors(add)
 	c.validateActionClasses(add)
 	c.validateHTTP(add)

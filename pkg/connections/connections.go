@@ -238,8 +238,16 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 			return nil
 		}
 	default:
-		s.Error = "unknown backend"
-		return s
+		spec, known := monitoringProbe(cfg, b)
+		if !known {
+			s.Error = "unknown backend"
+			return s
+		}
+		s.ConfigKey = spec.key
+		if spec.check == nil {
+			return s
+		}
+		endpoint, timeout, check = spec.endpoint, spec.timeout, spec.check
 	}
 	s.Configured, s.Endpoint = true, endpoint
 	if timeout <= 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
+	"github.com/dataworkers/dw/pkg/metrics"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/impact"
 	"github.com/dataworkers/dw/pkg/sqlparse"
@@ -35,6 +36,9 @@ type Gatherer struct {
 	live   Live
 	redact func(string) string
 	bounds time.Duration
+	watch  Watch
+	// watchSet is true once WithWatch was called: only then are missing readers reported.
+	watchSet bool
 }
 
 // NewGatherer builds a Gatherer. redact scrubs the configured secrets from every text a backend
@@ -72,6 +76,9 @@ type Evidence struct {
 	Live []ComponentState `json:"live_states" jsonschema:"Connector, statement and Tableflow states read on the path (healthy ones too)"`
 	// Samples are the topics on the path whose recent records were sampled.
 	Samples []TopicSample `json:"topic_samples"`
+	// Lag and LakeSchema come from the monitoring and the lake (see Watch).
+	Lag        []metrics.OnsetLag `json:"consumer_lag,omitempty" jsonschema:"Consumer lag of the sink connectors on the path before and after the onset"`
+	LakeSchema []string           `json:"lake_schema_changes,omitempty" jsonschema:"Fields added or dropped in the Tableflow tables on the path near the onset"`
 }
 
 // VersionConsidered is a stored schema version first seen within the look-back before the onset
@@ -185,6 +192,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 	ev.Live = append(ev.Live, lr.components...)
 	in.Unchecked = append(in.Unchecked, lr.unchecked...)
 	ev.Samples = append(ev.Samples, lr.samples...)
+	g.readWatch(ctx, &in, &ev, lin, p)
 
 	for _, l := range after {
 		v := stored[l.subject][l.i]

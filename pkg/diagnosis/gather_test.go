@@ -2,7 +2,6 @@ package diagnosis
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -86,39 +85,7 @@ func scenarioSchema(t *testing.T, v int) string {
 // and opens the incident the failure opens.
 func (f fixture) history(t *testing.T, asset graph.URN, mode, metric, subject string) incidents.Incident {
 	t.Helper()
-	ctx := context.Background()
-	err := f.st.Write(ctx, func(tx *sql.Tx) error {
-		for h := 11; h <= 15; h++ {
-			status := "pass"
-			if h == 15 {
-				status = "fail"
-			}
-			at := store.Timestamp(time.Date(2026, 8, 14, h, 5, 0, 0, time.UTC))
-			res, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_label, status, summary)
-VALUES (?, 'm', ?, ?, 'last hour', ?, '')`, string(asset), at, at, status)
-			if err != nil {
-				return err
-			}
-			run, _ := res.LastInsertId()
-			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status)
-VALUES (?, ?, ?, ?, ?, 1, ?)`, run, string(asset), metric, subject, at, status); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := f.inc.Open(ctx, string(asset), mode, "sev2", mode+" failed", "dw-quality")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inc, err := f.inc.Get(ctx, o.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inc
+	return failingNow(t, f, asset, mode, metric, subject, time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC))
 }
 
 func (f fixture) diagnose(t *testing.T, inc incidents.Incident, live Live, cfg *config.Config) Report {
