@@ -42,6 +42,9 @@ type Request struct {
 	// From is where corrected data starts; zero means 00:00 UTC of the onset day.
 	From  time.Time
 	Actor string
+	// FieldMappings are the caller's reads of removed fields: old field → SQL expression over the
+	// new schema's fields. They win over derived conversions and are validated with pkg/sqlparse.
+	FieldMappings map[string]string
 }
 
 // recorded is the part of the recorded diagnosis the generator reads; the rest of the JSON is
@@ -53,11 +56,17 @@ type recorded struct {
 
 // draftContext is what one generation learned that later steps and client proposals reuse.
 type draftContext struct {
-	src     Sources
-	inc     incidents.Incident
-	from    time.Time
-	diag    *recorded
-	restore *restoreDraft // the schema restore, when one is proposed
+	src  Sources
+	inc  incidents.Incident
+	from time.Time
+	diag *recorded
+	// mappings are the caller's field_mappings and who gave them.
+	mappings map[string]string
+	actor    string
+	// needsMapping are the removed fields the statement could not read; the steps that depend on
+	// the statement wait for them.
+	needsMapping []string
+	restore      *restoreDraft // the schema restore, when one is proposed
 	// registered are the schemas the plan registers, by subject: what a new statement reading
 	// the subject's topic will pin. Client proposals are checked against the final plan's.
 	registered map[string]registeredSchema
@@ -79,7 +88,8 @@ func Generate(ctx context.Context, src Sources, req Request) (Plan, error) {
 }
 
 func generate(ctx context.Context, src Sources, req Request) (*draftContext, Plan, error) {
-	dc := &draftContext{src: src, inc: req.Incident, registered: map[string]registeredSchema{}, manifest: &manifestCache{}}
+	dc := &draftContext{src: src, inc: req.Incident, registered: map[string]registeredSchema{}, manifest: &manifestCache{},
+		mappings: req.FieldMappings, actor: req.Actor}
 	p := Plan{IncidentID: req.Incident.ID, CreatedBy: req.Actor, Proposals: []Proposal{}, Checks: []Check{}}
 	if req.Diagnosis == "" {
 		dc.note("no diagnosis is recorded: run diagnose_incident first; only the hold on external sinks was generated")
@@ -118,6 +128,7 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 			} else if ok {
 				p.Proposals = append(p.Proposals, pr)
 				if pr, ok := dc.dbtDiff(ctx); ok {
+					pr.NeedsMapping = dc.needsMapping // it reads the table the waiting statement writes
 					p.Proposals = append(p.Proposals, pr)
 				}
 			}
