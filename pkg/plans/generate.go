@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,7 +67,8 @@ type draftContext struct {
 	// needsMapping are the removed fields the statement could not read; the steps that depend on
 	// the statement wait for them.
 	needsMapping []string
-	restore      *restoreDraft // the schema restore, when one is proposed
+	restore      *restoreDraft           // the schema restore, when one is proposed
+	cause        *diagnosis.SchemaChange // the schema change the plan follows from
 	// registered are the schemas the plan registers, by subject: what a new statement reading
 	// the subject's topic will pin. Client proposals are checked against the final plan's.
 	registered map[string]registeredSchema
@@ -118,6 +120,7 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 	if dc.diag != nil {
 		sc, reader, ok := dc.schemaCause()
 		if ok {
+			dc.cause = &sc
 			if pr, ok, err := dc.schemaRestore(ctx, sc, reader); err != nil {
 				return nil, Plan{}, err
 			} else if ok {
@@ -220,6 +223,7 @@ func (dc *draftContext) checks() []Check {
 			out = append(out, Check{Asset: asset, Check: mode, Window: "today", Supersedes: supersedes, Why: "the incident's failure mode"})
 		}
 	}
+	out = append(out, dc.symptomChecks(asset, supersedes, column, out)...)
 	if len(dc.key) > 0 {
 		out = append(out, Check{Asset: asset, Check: "uniqueness", KeyColumns: dc.key, Window: "today", Supersedes: supersedes,
 			Why: fmt.Sprintf("one row per %s, the statement's GROUP BY key", strings.Join(dc.key, ", "))})
@@ -227,6 +231,38 @@ func (dc *draftContext) checks() []Check {
 	out = append(out,
 		Check{Asset: asset, Check: "volume", Window: "today", Supersedes: supersedes, Why: "rows arrive at the usual rate on " + where},
 		Check{Asset: asset, Check: "freshness", Window: "today", Supersedes: supersedes, Why: "the data is current on " + where})
+	return out
+}
+
+// symptomChecks are the checks that can see what the cause's readers were predicted to see
+// (impact.Symptom.QualityChecks): zeros need zero-rate and sum checks, nulls a null-rate check,
+// on the failing column. Table checks (volume, freshness) are always in the plan, so only their
+// reason is added here; a check already in have is not repeated.
+func (dc *draftContext) symptomChecks(asset, supersedes, column string, have []Check) []Check {
+	if dc.cause == nil {
+		return nil
+	}
+	var out []Check
+	for _, v := range dc.cause.Predicted {
+		for _, name := range v.Symptom.QualityChecks() {
+			if name == "volume" || name == "freshness" {
+				continue
+			}
+			if column == "" {
+				dc.note(fmt.Sprintf("the %s check the predicted %s of %s calls for is left out: the failing column is unknown (run diagnose_incident)", name, v.Symptom, v.Field))
+				continue
+			}
+			dup := false
+			for _, c := range append(have, out...) {
+				dup = dup || c.Check == name && slices.Equal(c.Columns, []string{column})
+			}
+			if dup {
+				continue
+			}
+			out = append(out, Check{Asset: asset, Check: name, Columns: []string{column}, Window: "today", Supersedes: supersedes,
+				Why: fmt.Sprintf("readers pinned before %s v%d read %s as %s (%s: %s); %s on %s sees that", dc.cause.Subject, dc.cause.Version, v.Field, v.Sees, v.Symptom, v.Why, name, column)})
+		}
+	}
 	return out
 }
 
