@@ -81,8 +81,10 @@ func TestFieldMappingsAreValidatedAgainstTheNewSchema(t *testing.T) {
 		mapping map[string]any
 		want    string
 	}{
-		{map[string]any{"response_bytes": "response_kib * 1024"}, "is not an expression over api-usage-value v12"},
-		{map[string]any{"response_bytes": "response_bytes"}, "is not an expression over api-usage-value v12"},
+		{map[string]any{"response_bytes": "response_kib * 1024"}, "api-usage-value v12: \"response_kib * 1024\" is not an expression over fields usage_id"},
+		{map[string]any{"response_bytes": "response_bytes"}, "reads api-usage.response_bytes, which the pinned schema does not have"},
+		{map[string]any{"response_bytes": "(SELECT max(x) FROM other)"}, "without SELECT"},
+		{map[string]any{"response_bytes": "response_size) AS mapped FROM t UNION (response_size"}, "without FROM"},
 		{map[string]any{"response_bytes": "1024"}, "a constant is not a mapping"},
 		{map[string]any{"response_bytes": "endpoint"}, "reads no number"},
 		{map[string]any{"response_bytes": "response_size * 1024; DROP TABLE x"}, "one SQL expression"},

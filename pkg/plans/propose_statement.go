@@ -251,12 +251,6 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 // fields of the schema version that removed the field (the new schema), and give a number when
 // the removed field was one (a string field must be CAST).
 func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaChange, source, removed, expr, removedType string) (Replacement, error) {
-	if strings.TrimSpace(expr) == "" {
-		return Replacement{}, errors.New("the expression is empty: give SQL over the new schema's fields, e.g. CAST(ROUND(weight_kg * 1000) AS BIGINT)")
-	}
-	if strings.Contains(expr, ";") || strings.Contains(expr, "--") || strings.Contains(expr, "/*") {
-		return Replacement{}, errors.New("the expression must be one SQL expression, without ';' or comments")
-	}
 	order, versions, err := storedSchemas(ctx, dc.src.Store, sc.Subject)
 	if err != nil {
 		return Replacement{}, err
@@ -268,27 +262,9 @@ func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaCh
 	if next == nil {
 		return Replacement{}, fmt.Errorf("no stored schema version of %s to check it against (run sync_catalog or register the schema)", sc.Subject)
 	}
-	fields := fieldNames(next)
-	rc, err := checkStatement(fmt.Sprintf("SELECT %s AS mapped FROM %s", expr, quoteIdent(source)), map[string][]string{strings.ToLower(source): fields})
+	reads, err := checkMapping(expr, source, next, removed, removedType)
 	if err != nil {
-		return Replacement{}, fmt.Errorf("%q is not an expression over %s v%d (fields %s): %w", expr, sc.Subject, sc.Version, strings.Join(fields, ", "), err)
-	}
-	reads := rc.Reads[strings.ToLower(source)]
-	if len(reads) == 0 {
-		return Replacement{}, fmt.Errorf("%q reads no field of %s v%d: a constant is not a mapping", expr, sc.Subject, sc.Version)
-	}
-	numeric := false
-	for _, f := range next.Fields {
-		if !containsFold(reads, f.Path) {
-			continue
-		}
-		if !scalarType(f.Type) {
-			return Replacement{}, fmt.Errorf("%q reads %s, a %s: map from scalar fields", expr, f.Path, f.Type)
-		}
-		numeric = numeric || numericType(f.Type)
-	}
-	if numericType(removedType) && !numeric && !strings.Contains(strings.ToUpper(expr), "CAST") {
-		return Replacement{}, fmt.Errorf("%s is a %s but %q reads no number (%s): CAST it", removed, removedType, expr, strings.Join(reads, ", "))
+		return Replacement{}, fmt.Errorf("%s v%d: %w", sc.Subject, sc.Version, err)
 	}
 	by := dc.actor
 	if by == "" {
@@ -296,6 +272,55 @@ func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaCh
 	}
 	return Replacement{Removed: removed, With: expr, Conversion: "(" + expr + ")", Origin: OriginMappingClient,
 		Why: fmt.Sprintf("%s gave the mapping %s = %s in field_mappings; it parses and reads only %s of %s v%d", by, removed, expr, strings.Join(reads, ", "), sc.Subject, sc.Version)}, nil
+}
+
+// checkMapping checks a client's expression for removed against the new schema and returns the
+// fields it reads: one expression (no statement, subquery or comment), over at least one scalar
+// field of next, and a number when removed was one.
+func checkMapping(expr, source string, next *schema.Schema, removed, removedType string) ([]string, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, errors.New("the expression is empty: give SQL over the new schema's fields, e.g. CAST(ROUND(weight_kg * 1000) AS BIGINT)")
+	}
+	if strings.Contains(expr, "--") || strings.Contains(expr, "/*") {
+		return nil, errors.New("the expression must be one SQL expression, without comments")
+	}
+	ts, err := sqlparse.Tokens(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an expression: %w", expr, err)
+	}
+	for _, t := range ts {
+		for _, kw := range []string{"SELECT", "FROM", "WHERE", "UNION", "JOIN", "INSERT", "WITH"} {
+			if t.IsKeyword(kw) {
+				return nil, fmt.Errorf("%q must be one SQL expression over the record's fields, without %s", expr, kw)
+			}
+		}
+		if t.Kind == sqlparse.TokenOp && t.Text == ";" {
+			return nil, errors.New("the expression must be one SQL expression, without ';'")
+		}
+	}
+	fields := fieldNames(next)
+	rc, err := checkStatement(fmt.Sprintf("SELECT (%s) AS mapped FROM %s", expr, quoteIdent(source)), map[string][]string{strings.ToLower(source): fields})
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an expression over fields %s: %w", expr, strings.Join(fields, ", "), err)
+	}
+	reads := rc.Reads[strings.ToLower(source)]
+	if len(reads) == 0 {
+		return nil, fmt.Errorf("%q reads no field: a constant is not a mapping", expr)
+	}
+	numeric := false
+	for _, f := range next.Fields {
+		if !containsFold(reads, f.Path) {
+			continue
+		}
+		if !scalarType(f.Type) {
+			return nil, fmt.Errorf("%q reads %s, a %s: map from scalar fields", expr, f.Path, f.Type)
+		}
+		numeric = numeric || numericType(f.Type)
+	}
+	if numericType(removedType) && !numeric && !strings.Contains(strings.ToUpper(expr), "CAST") {
+		return nil, fmt.Errorf("%s is a %s but %q reads no number (%s): CAST it", removed, removedType, expr, strings.Join(reads, ", "))
+	}
+	return reads, nil
 }
 
 // scalarType is false for records, messages, arrays and maps (a mapping reads plain values).

@@ -94,6 +94,8 @@ func deriveReplacement(removed string, added []string, renamedTo string, types m
 func (r Replacement) Expression(qualifier string) string {
 	with := qualifier + quoteIdent(r.With)
 	switch {
+	case r.Origin == OriginMappingClient:
+		with = r.Conversion // the client's expression as given, never templated
 	case r.Conversion != "":
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":
@@ -107,6 +109,8 @@ func (r Replacement) Expression(qualifier string) string {
 func (r Replacement) Readable() string {
 	with := quoteIdent(r.With)
 	switch {
+	case r.Origin == OriginMappingClient:
+		with = r.Conversion
 	case r.Conversion != "" && !r.Exact:
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":
