@@ -167,25 +167,9 @@ func TestManifestIsReadOncePerPlan(t *testing.T) {
 // A job imported from OpenLineage is named job:<namespace>/<dag>.<task>; dispatch pauses only
 // job:airflow/<dag_id>, so its hold is a note for a person, while the story's DAG is still paused.
 func TestGenerateHoldsOnlyJobsWhoseURNNamesTheirDAG(t *testing.T) {
-	ctx := context.Background()
 	src := storySources(t, true)
 	task := graph.URN("job:airflow-prod/sync.push_task")
-	if _, err := src.Graph.Import(ctx, graph.Batch{Source: "test:openlineage",
-		Assets: []graph.Asset{
-			{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}},
-			{URN: "sink:x", Kind: graph.KindExternalSink},
-		},
-		Edges: []graph.Edge{
-			{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: task}, Kind: graph.EdgeReads},
-			{From: graph.FieldRef{Asset: task}, To: graph.FieldRef{Asset: "sink:x"}, Kind: graph.EdgeSyncsTo},
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
-	p, err := Generate(ctx, src, Request{Incident: inc, Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planWithSinkJobs(t, src, "sink:x", graph.Asset{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}})
 	var pauses, byHand []string
 	for _, pr := range p.Proposals {
 		switch {
@@ -211,30 +195,12 @@ func TestGenerateHoldsOnlyJobsWhoseURNNamesTheirDAG(t *testing.T) {
 // Jobs known only through OpenLineage: an Airflow task's parent run names its DAG, which is
 // paused; a Spark job pushing to an external sink is a step for its owner, with its next run.
 func TestGenerateHoldsOpenLineageJobs(t *testing.T) {
-	ctx := context.Background()
 	src := storySources(t, true)
 	task := graph.URN("job:airflow://scheduler.example:8080/carrier_billing.export_invoices")
 	spark := graph.URN("job:spark://cluster-7/invoice_push")
-	next := src.Now().Add(90 * time.Minute)
-	if _, err := src.Graph.Import(ctx, graph.Batch{Source: "test:openlineage",
-		Assets: []graph.Asset{
-			{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"openlineage_namespace": "airflow://scheduler.example:8080", "parent_job": "carrier_billing", "integration": "AIRFLOW"}},
-			{URN: spark, Kind: graph.KindJob, Owners: []string{"payments-eng@example.com"}, Attrs: map[string]string{"openlineage_namespace": "spark://cluster-7", "integration": "SPARK", "next_run": next.Format(time.RFC3339)}},
-			{URN: "sink:billing-api", Kind: graph.KindExternalSink},
-		},
-		Edges: []graph.Edge{
-			{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: task}, Kind: graph.EdgeReads},
-			{From: graph.FieldRef{Asset: task}, To: graph.FieldRef{Asset: "sink:billing-api"}, Kind: graph.EdgeSyncsTo},
-			{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: spark}, Kind: graph.EdgeReads},
-			{From: graph.FieldRef{Asset: spark}, To: graph.FieldRef{Asset: "sink:billing-api"}, Kind: graph.EdgeSyncsTo},
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
-	p, err := Generate(ctx, src, Request{Incident: inc, Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planWithSinkJobs(t, src, "sink:billing-api",
+		graph.Asset{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"openlineage_namespace": "airflow://scheduler.example:8080", "parent_job": "carrier_billing", "integration": "AIRFLOW"}},
+		graph.Asset{URN: spark, Kind: graph.KindJob, Owners: []string{"payments-eng@example.com"}, Attrs: map[string]string{"openlineage_namespace": "spark://cluster-7", "integration": "SPARK"}})
 	var dag, hand *Proposal
 	for i, pr := range p.Proposals {
 		if pr.Target == "job:airflow/carrier_billing" {
@@ -252,4 +218,25 @@ func TestGenerateHoldsOpenLineageJobs(t *testing.T) {
 		!strings.Contains(hand.ByHand, "owned by payments-eng@example.com") || !strings.Contains(hand.Routable(), "by hand") {
 		t.Errorf("the Spark job must be a by-hand step naming its owner: %+v", hand)
 	}
+}
+
+// planWithSinkJobs adds jobs that read the story's table and push to sink, and generates the
+// plan of an undiagnosed incident on the table (the holds only).
+func planWithSinkJobs(t *testing.T, src Sources, sink graph.URN, jobs ...graph.Asset) Plan {
+	t.Helper()
+	ctx := context.Background()
+	b := graph.Batch{Source: "test:openlineage", Assets: append(jobs, graph.Asset{URN: sink, Kind: graph.KindExternalSink})}
+	for _, j := range jobs {
+		b.Edges = append(b.Edges, graph.Edge{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: j.URN}, Kind: graph.EdgeReads},
+			graph.Edge{From: graph.FieldRef{Asset: j.URN}, To: graph.FieldRef{Asset: sink}, Kind: graph.EdgeSyncsTo})
+	}
+	if _, err := src.Graph.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
+	p, err := Generate(ctx, src, Request{Incident: inc, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
