@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/lifecycle"
@@ -26,7 +27,9 @@ type requestApprovalParams struct {
 type approvalsResult struct {
 	Requests []approvals.Request `json:"requests"`
 	Stop     approvals.StopState `json:"org_stop"`
-	Next     string              `json:"next"`
+	// Waiting are plan steps request_approval refused to route yet, each with what unblocks it.
+	Waiting []string `json:"waiting,omitempty" jsonschema:"Plan steps not routed yet and what unblocks each (e.g. re-propose with field_mappings)"`
+	Next    string   `json:"next"`
 }
 
 func requestApproval(env *mcpkit.Env) mcpkit.Tool {
@@ -45,8 +48,11 @@ func requestApproval(env *mcpkit.Env) mcpkit.Tool {
 				in.Proposals = append(in.Proposals, approvals.Proposal{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload})
 			}
 			routed, err := svc.Route(ctx, in)
-			out := approvalsResult{Requests: routed.Requests, Stop: routed.Stop,
+			out := approvalsResult{Requests: routed.Requests, Stop: routed.Stop, Waiting: routed.Waiting,
 				Next: "Waiting for a named approver: `dw-incidents approvals show ID` then `approve ID --as NAME --sha256 HASH`. Poll get_approval_status."}
+			if len(routed.Waiting) > 0 {
+				out.Next += " Not routed: " + strings.Join(routed.Waiting, "; ") + "."
+			}
 			if err != nil {
 				if len(routed.Requests) == 0 {
 					return approvalsResult{}, err

@@ -26,6 +26,7 @@ type proposeParams struct {
 	From             string                `json:"from,omitempty" jsonschema:"RFC 3339 time corrected data starts from (default 00:00 UTC of the onset day)"`
 	Proposals        []clientProposalParam `json:"proposals,omitempty" jsonschema:"Client-authored proposals, validated like the generated ones and added after them"`
 	ReplaceGenerated bool                  `json:"replace_generated,omitempty" jsonschema:"Keep only the client-authored proposals (the checks stay)"`
+	FieldMappings    map[string]string     `json:"field_mappings,omitempty" jsonschema:"Reads of removed fields the plan cannot derive: old field name to one SQL expression over the new schema's fields, e.g. {\"weight_grams\": \"CAST(ROUND(weight_kg * 1000) AS BIGINT)\"}; validated against the new schema's fields and types; the plan says it came from you"`
 }
 
 type proposeResult struct {
@@ -39,7 +40,7 @@ func proposeRemediation(env *mcpkit.Env) mcpkit.Tool {
 			"a corrected Flink statement into a -v2 sink from given offsets, and a dbt diff reading the new table; each says who executes it, undo and blast radius, "+
 			"plus the checks verify_incident re-runs. Client SQL, diffs and schemas are validated the same way. Nothing runs: route it with request_approval plan_id.",
 		func(ctx context.Context, p proposeParams) (proposeResult, error) {
-			in := lifecycle.ProposeInput{IncidentID: p.IncidentID, ReplaceGenerated: p.ReplaceGenerated}
+			in := lifecycle.ProposeInput{IncidentID: p.IncidentID, ReplaceGenerated: p.ReplaceGenerated, FieldMappings: p.FieldMappings}
 			if p.From != "" {
 				t, err := time.Parse(time.RFC3339, p.From)
 				if err != nil {
@@ -58,6 +59,12 @@ func proposeRemediation(env *mcpkit.Env) mcpkit.Tool {
 			if err != nil {
 				return proposeResult{}, err
 			}
-			return proposeResult{Plan: plan, Next: fmt.Sprintf("Route it to the named approvers: request_approval with plan_id %d. After the fix, verify_incident re-runs the plan's checks.", plan.ID)}, nil
+			next := fmt.Sprintf("Route it to the named approvers: request_approval with plan_id %d. After the fix, verify_incident re-runs the plan's checks.", plan.ID)
+			for _, pr := range plan.Proposals {
+				if why := pr.Routable(); why != "" {
+					next += " Waiting: " + why + "."
+				}
+			}
+			return proposeResult{Plan: plan, Next: next}, nil
 		})
 }

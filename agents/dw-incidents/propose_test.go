@@ -43,7 +43,13 @@ group by 1, 2
 // the model file beside it) and a billing domain with a named approver.
 func diagnosedStory(t *testing.T) (*mcpkit.Env, int64) {
 	t.Helper()
-	env, _, id := story(t, scenarioSchema(t, 12))
+	return diagnosedStoryWith(t, scenarioSchema(t, 12))
+}
+
+// diagnosedStoryWith is diagnosedStory with another v12.
+func diagnosedStoryWith(t *testing.T, v12 string) (*mcpkit.Env, int64) {
+	t.Helper()
+	env, _, id := story(t, v12)
 	if e := mcpkittest.Call(t, diagnoseIncident(env), map[string]any{"incident_id": id}, nil); e != "" {
 		t.Fatal(e)
 	}

@@ -233,7 +233,10 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 		origin := fmt.Sprintf("plan #%d check %d", plan.ID, i+1)
 		checks, err := quality.ParseChecks([]string{c.Check})
 		if err != nil || len(checks) != 1 {
-			return CheckRun{}, fmt.Errorf("%s on %s: %v", origin, c.Asset, err)
+			// A check the plan names from the predicted symptom (zero_rate, sum_per_hour) that this
+			// pkg/quality cannot run: not judged, so the incident is not resolved on the others.
+			out.Failing = append(out.Failing, fmt.Sprintf("%s (%s of %s on %s) was not judged: %v", origin, c.Check, strings.Join(c.Columns, ", "), c.Asset, err))
+			continue
 		}
 		if checks[0] == quality.Custom {
 			return CheckRun{}, fmt.Errorf("%s on %s is a custom check, which a plan cannot carry (no assertion SQL): run it with run_quality_check (dw-quality) and store a plan without it", origin, c.Asset)

@@ -21,6 +21,8 @@ type ProposeInput struct {
 	// ReplaceGenerated keeps only those (the checks stay).
 	Client           []plans.ClientProposal
 	ReplaceGenerated bool
+	// FieldMappings are the caller's reads of removed fields (old field → SQL over the new schema).
+	FieldMappings map[string]string
 }
 
 // Propose writes and stores the incident's plan from its recorded diagnosis and records it on the
@@ -38,7 +40,7 @@ func (s *Service) Propose(ctx context.Context, in ProposeInput) (plans.Plan, err
 	if err != nil {
 		return plans.Plan{}, err
 	}
-	plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: in.From, Actor: s.actor(ctx)}, in.Client, in.ReplaceGenerated)
+	plan, err := plans.Build(ctx, src, plans.Request{Incident: inc, Diagnosis: diag, From: in.From, Actor: s.actor(ctx), FieldMappings: in.FieldMappings}, in.Client, in.ReplaceGenerated)
 	if err != nil {
 		return plans.Plan{}, err
 	}
@@ -79,6 +81,8 @@ type RouteInput struct {
 type Routed struct {
 	Requests []approvals.Request
 	Stop     approvals.StopState
+	// Waiting are the plan steps not routed, each with why and what unblocks it (a missing mapping).
+	Waiting []string
 }
 
 // Route creates one approval request per proposal, in order. Caller-written proposals are first
@@ -93,8 +97,11 @@ func (s *Service) Route(ctx context.Context, in RouteInput) (Routed, error) {
 			return out, errors.New("give proposals or plan_id, not both")
 		}
 		var err error
-		if in, err = s.fromPlan(ctx, in); err != nil {
+		if in, out.Waiting, err = s.fromPlan(ctx, in); err != nil {
 			return out, err
+		}
+		if len(in.Proposals) == 0 && len(out.Waiting) > 0 {
+			return out, fmt.Errorf("nothing routed: %s", strings.Join(out.Waiting, "; "))
 		}
 	} else if len(in.Proposals) > 0 {
 		var err error
@@ -143,17 +150,19 @@ func (s *Service) validateRaw(ctx context.Context, in []approvals.Proposal) ([]a
 
 // fromPlan turns a stored plan into what to route: every proposal in order, the plan's incident,
 // and the catalog owners of the assets the plan touches copied.
-func (s *Service) fromPlan(ctx context.Context, in RouteInput) (RouteInput, error) {
+// Steps that wait for a field mapping are not routed: they come back as waiting, with the fix.
+func (s *Service) fromPlan(ctx context.Context, in RouteInput) (RouteInput, []string, error) {
 	plan, err := plans.Get(ctx, s.d.Store, in.PlanID)
 	if errors.Is(err, plans.ErrNoPlan) {
-		return in, fmt.Errorf("no remediation plan #%d: run propose_remediation first", in.PlanID)
+		return in, nil, fmt.Errorf("no remediation plan #%d: run propose_remediation first", in.PlanID)
 	}
 	if err != nil {
-		return in, err
+		return in, nil, err
 	}
 	if in.IncidentID != 0 && in.IncidentID != plan.IncidentID {
-		return in, fmt.Errorf("plan #%d belongs to incident #%d, not #%d", plan.ID, plan.IncidentID, in.IncidentID)
+		return in, nil, fmt.Errorf("plan #%d belongs to incident #%d, not #%d", plan.ID, plan.IncidentID, in.IncidentID)
 	}
+	var waiting []string
 	in.IncidentID = plan.IncidentID
 	g := graph.New(s.d.Store, s.d.Now)
 	seen := map[string]bool{}
@@ -161,6 +170,10 @@ func (s *Service) fromPlan(ctx context.Context, in RouteInput) (RouteInput, erro
 		seen[o] = true
 	}
 	for _, pr := range plan.Proposals {
+		if why := pr.Routable(); why != "" {
+			waiting = append(waiting, why)
+			continue
+		}
 		in.Proposals = append(in.Proposals, approvals.Proposal{Class: pr.Class, Target: pr.Target, Title: pr.Title, Payload: pr.Payload})
 		for _, u := range append([]string{pr.Target}, pr.BlastRadius...) {
 			a, err := g.Get(ctx, graph.URN(u))
@@ -175,5 +188,5 @@ func (s *Service) fromPlan(ctx context.Context, in RouteInput) (RouteInput, erro
 			}
 		}
 	}
-	return in, nil
+	return in, waiting, nil
 }

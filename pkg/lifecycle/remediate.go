@@ -164,6 +164,10 @@ func (r *run) unrequestedSteps(ctx context.Context, reqs []approvals.Request) er
 		skip := func(reason string) {
 			r.out.Skipped = append(r.out.Skipped, Skipped{PlanStep: pr.Order, Reason: reason})
 		}
+		if why := pr.Routable(); why != "" {
+			skip(why)
+			continue
+		}
 		if pr.Executor != plans.ExecutorDataWorkers {
 			skip(fmt.Sprintf("%s on %s is the owner's: request_approval routes it to them", pr.Class, pr.Target))
 			continue

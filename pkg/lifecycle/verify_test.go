@@ -403,6 +403,8 @@ func TestVerifyDoesNotResolveOnChecksThatCouldNotJudge(t *testing.T) {
 		{"no baseline anywhere", []quality.Check{quality.NullRate}, []string{"null_rate", "volume"}, "not_judged"},
 		// Checks elsewhere that leave out what failed cannot say it is gone.
 		{"without the failure mode", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"volume", "freshness"}, "leave out the incident's failure mode (null_rate)"},
+		// A check the predicted symptom calls for that this pkg/quality cannot run is not a pass.
+		{"a check quality cannot run", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"null_rate", "zero_rate", "volume", "freshness"}, "(zero_rate of  on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			life, rw, incident := supersedeWorld(t, tc.oldChecks, tc.planChecks)

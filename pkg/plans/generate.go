@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ type Request struct {
 	// From is where corrected data starts; zero means 00:00 UTC of the onset day.
 	From  time.Time
 	Actor string
+	// FieldMappings are the caller's reads of removed fields: old field → SQL expression over the
+	// new schema's fields. They win over derived conversions and are validated with pkg/sqlparse.
+	FieldMappings map[string]string
 }
 
 // recorded is the part of the recorded diagnosis the generator reads; the rest of the JSON is
@@ -53,11 +57,18 @@ type recorded struct {
 
 // draftContext is what one generation learned that later steps and client proposals reuse.
 type draftContext struct {
-	src     Sources
-	inc     incidents.Incident
-	from    time.Time
-	diag    *recorded
-	restore *restoreDraft // the schema restore, when one is proposed
+	src  Sources
+	inc  incidents.Incident
+	from time.Time
+	diag *recorded
+	// mappings are the caller's field_mappings and who gave them.
+	mappings map[string]string
+	actor    string
+	// needsMapping are the removed fields the statement could not read; the steps that depend on
+	// the statement wait for them.
+	needsMapping []string
+	restore      *restoreDraft           // the schema restore, when one is proposed
+	cause        *diagnosis.SchemaChange // the schema change the plan follows from
 	// registered are the schemas the plan registers, by subject: what a new statement reading
 	// the subject's topic will pin. Client proposals are checked against the final plan's.
 	registered map[string]registeredSchema
@@ -79,7 +90,8 @@ func Generate(ctx context.Context, src Sources, req Request) (Plan, error) {
 }
 
 func generate(ctx context.Context, src Sources, req Request) (*draftContext, Plan, error) {
-	dc := &draftContext{src: src, inc: req.Incident, registered: map[string]registeredSchema{}, manifest: &manifestCache{}}
+	dc := &draftContext{src: src, inc: req.Incident, registered: map[string]registeredSchema{}, manifest: &manifestCache{},
+		mappings: req.FieldMappings, actor: req.Actor}
 	p := Plan{IncidentID: req.Incident.ID, CreatedBy: req.Actor, Proposals: []Proposal{}, Checks: []Check{}}
 	if req.Diagnosis == "" {
 		dc.note("no diagnosis is recorded: run diagnose_incident first; only the hold on external sinks was generated")
@@ -108,6 +120,7 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 	if dc.diag != nil {
 		sc, reader, ok := dc.schemaCause()
 		if ok {
+			dc.cause = &sc
 			if pr, ok, err := dc.schemaRestore(ctx, sc, reader); err != nil {
 				return nil, Plan{}, err
 			} else if ok {
@@ -118,6 +131,7 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 			} else if ok {
 				p.Proposals = append(p.Proposals, pr)
 				if pr, ok := dc.dbtDiff(ctx); ok {
+					pr.NeedsMapping = dc.needsMapping // it reads the table the waiting statement writes
 					p.Proposals = append(p.Proposals, pr)
 				}
 			}
@@ -209,6 +223,7 @@ func (dc *draftContext) checks() []Check {
 			out = append(out, Check{Asset: asset, Check: mode, Window: "today", Supersedes: supersedes, Why: "the incident's failure mode"})
 		}
 	}
+	out = append(out, dc.symptomChecks(asset, supersedes, column, out)...)
 	if len(dc.key) > 0 {
 		out = append(out, Check{Asset: asset, Check: "uniqueness", KeyColumns: dc.key, Window: "today", Supersedes: supersedes,
 			Why: fmt.Sprintf("one row per %s, the statement's GROUP BY key", strings.Join(dc.key, ", "))})
@@ -216,6 +231,38 @@ func (dc *draftContext) checks() []Check {
 	out = append(out,
 		Check{Asset: asset, Check: "volume", Window: "today", Supersedes: supersedes, Why: "rows arrive at the usual rate on " + where},
 		Check{Asset: asset, Check: "freshness", Window: "today", Supersedes: supersedes, Why: "the data is current on " + where})
+	return out
+}
+
+// symptomChecks are the checks that can see what the cause's readers were predicted to see
+// (impact.Symptom.QualityChecks): zeros need zero-rate and sum checks, nulls a null-rate check,
+// on the failing column. Table checks (volume, freshness) are always in the plan, so only their
+// reason is added here; a check already in have is not repeated.
+func (dc *draftContext) symptomChecks(asset, supersedes, column string, have []Check) []Check {
+	if dc.cause == nil {
+		return nil
+	}
+	var out []Check
+	for _, v := range dc.cause.Predicted {
+		for _, name := range v.Symptom.QualityChecks() {
+			if name == "volume" || name == "freshness" {
+				continue
+			}
+			if column == "" {
+				dc.note(fmt.Sprintf("the %s check the predicted %s of %s calls for is left out: the failing column is unknown (run diagnose_incident)", name, v.Symptom, v.Field))
+				continue
+			}
+			dup := false
+			for _, c := range append(have, out...) {
+				dup = dup || c.Check == name && slices.Equal(c.Columns, []string{column})
+			}
+			if dup {
+				continue
+			}
+			out = append(out, Check{Asset: asset, Check: name, Columns: []string{column}, Window: "today", Supersedes: supersedes,
+				Why: fmt.Sprintf("readers pinned before %s v%d read %s as %s (%s: %s); %s on %s sees that", dc.cause.Subject, dc.cause.Version, v.Field, v.Sees, v.Symptom, v.Why, name, column)})
+		}
+	}
 	return out
 }
 

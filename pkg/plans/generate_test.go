@@ -167,18 +167,70 @@ func TestManifestIsReadOncePerPlan(t *testing.T) {
 // A job imported from OpenLineage is named job:<namespace>/<dag>.<task>; dispatch pauses only
 // job:airflow/<dag_id>, so its hold is a note for a person, while the story's DAG is still paused.
 func TestGenerateHoldsOnlyJobsWhoseURNNamesTheirDAG(t *testing.T) {
-	ctx := context.Background()
 	src := storySources(t, true)
 	task := graph.URN("job:airflow-prod/sync.push_task")
-	if _, err := src.Graph.Import(ctx, graph.Batch{Source: "test:openlineage",
-		Assets: []graph.Asset{
-			{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}},
-			{URN: "sink:x", Kind: graph.KindExternalSink},
-		},
-		Edges: []graph.Edge{
-			{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: task}, Kind: graph.EdgeReads},
-			{From: graph.FieldRef{Asset: task}, To: graph.FieldRef{Asset: "sink:x"}, Kind: graph.EdgeSyncsTo},
-		}}); err != nil {
+	p := planWithSinkJobs(t, src, "sink:x", graph.Asset{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"orchestrator": "airflow", "dag_id": "sync"}})
+	var pauses, byHand []string
+	for _, pr := range p.Proposals {
+		switch {
+		case pr.ByHand != "":
+			byHand = append(byHand, pr.ByHand)
+			if pr.Routable() == "" || pr.Executor != ExecutorOwner {
+				t.Errorf("a by-hand step must never be routed or run by Data Workers: %+v", pr)
+			}
+		case pr.Class == config.ClassPauseJob:
+			pauses = append(pauses, pr.Target)
+		}
+	}
+	if len(pauses) != 1 || pauses[0] != "job:airflow/sync_metered_usage_to_stripe" {
+		t.Errorf("pause_job targets %v, want only the story's DAG", pauses)
+	}
+	// A graph attr alone never points a pause at another DAG: the task is held by hand.
+	want := "Hold job:airflow-prod/sync.push_task (airflow) by hand before it pushes to sink:x: its next run is not known; no owner is recorded in the catalog"
+	if len(byHand) != 1 || byHand[0] != want {
+		t.Errorf("by-hand steps %q, want %q", byHand, want)
+	}
+}
+
+// Jobs known only through OpenLineage: an Airflow task's parent run names its DAG, which is
+// paused; a Spark job pushing to an external sink is a step for its owner, with its next run.
+func TestGenerateHoldsOpenLineageJobs(t *testing.T) {
+	src := storySources(t, true)
+	task := graph.URN("job:airflow://scheduler.example:8080/carrier_billing.export_invoices")
+	spark := graph.URN("job:spark://cluster-7/invoice_push")
+	p := planWithSinkJobs(t, src, "sink:billing-api",
+		graph.Asset{URN: task, Kind: graph.KindJob, Attrs: map[string]string{"openlineage_namespace": "airflow://scheduler.example:8080", "parent_job": "carrier_billing", "integration": "AIRFLOW"}},
+		graph.Asset{URN: spark, Kind: graph.KindJob, Owners: []string{"payments-eng@example.com"}, Attrs: map[string]string{"openlineage_namespace": "spark://cluster-7", "integration": "SPARK"}})
+	var dag, hand *Proposal
+	for i, pr := range p.Proposals {
+		if pr.Target == "job:airflow/carrier_billing" {
+			dag = &p.Proposals[i]
+		}
+		if pr.Target == string(spark) {
+			hand = &p.Proposals[i]
+		}
+	}
+	if dag == nil || dag.Payload["dag_id"] != "carrier_billing" || dag.ByHand != "" || !strings.Contains(dag.Why, "its parent run is DAG carrier_billing") ||
+		!strings.Contains(strings.Join(dag.BlastRadius, " "), string(task)) || CheckTarget(dag.Class, dag.Target, dag.Payload) != nil {
+		t.Errorf("the Airflow task's DAG must be paused: %+v", dag)
+	}
+	if hand == nil || hand.ByHand == "" || !strings.Contains(hand.ByHand, "(spark) by hand before it pushes to sink:billing-api") ||
+		!strings.Contains(hand.ByHand, "owned by payments-eng@example.com") || !strings.Contains(hand.Routable(), "by hand") {
+		t.Errorf("the Spark job must be a by-hand step naming its owner: %+v", hand)
+	}
+}
+
+// planWithSinkJobs adds jobs that read the story's table and push to sink, and generates the
+// plan of an undiagnosed incident on the table (the holds only).
+func planWithSinkJobs(t *testing.T, src Sources, sink graph.URN, jobs ...graph.Asset) Plan {
+	t.Helper()
+	ctx := context.Background()
+	b := graph.Batch{Source: "test:openlineage", Assets: append(jobs, graph.Asset{URN: sink, Kind: graph.KindExternalSink})}
+	for _, j := range jobs {
+		b.Edges = append(b.Edges, graph.Edge{From: graph.FieldRef{Asset: storyAsset}, To: graph.FieldRef{Asset: j.URN}, Kind: graph.EdgeReads},
+			graph.Edge{From: graph.FieldRef{Asset: j.URN}, To: graph.FieldRef{Asset: sink}, Kind: graph.EdgeSyncsTo})
+	}
+	if _, err := src.Graph.Import(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	inc := incidents.Incident{ID: 1, Asset: string(storyAsset), FailureMode: "null_rate", OpenedAt: time.Date(2026, 8, 14, 15, 5, 0, 0, time.UTC)}
@@ -186,17 +238,5 @@ func TestGenerateHoldsOnlyJobsWhoseURNNamesTheirDAG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pauses []string
-	for _, pr := range p.Proposals {
-		if pr.Class == config.ClassPauseJob {
-			pauses = append(pauses, pr.Target)
-		}
-	}
-	if len(pauses) != 1 || pauses[0] != "job:airflow/sync_metered_usage_to_stripe" {
-		t.Errorf("pause_job targets %v, want only the story's DAG", pauses)
-	}
-	want := "hold job:airflow-prod/sync.push_task by hand: its URN does not name the DAG it runs in; Data Workers only pauses job:airflow/<dag_id> targets"
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, want) || !strings.Contains(notes, "sink:x") {
-		t.Errorf("notes %q lack %q", notes, want)
-	}
+	return p
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
@@ -46,6 +47,27 @@ type Proposal struct {
 	Origin string `json:"origin" jsonschema:"generated or client"`
 	// Validation says how the payload was checked (parsed SQL, applied diff, compatible schema).
 	Validation string `json:"validation" jsonschema:"How the payload was checked: parsed SQL, applied diff, compatible schema, known job"`
+	// Mappings are how the step reads each removed field, and who the mapping came from.
+	Mappings []Replacement `json:"mappings,omitempty" jsonschema:"How each removed field is read and where the mapping came from (the schema's rename, pkg/units, or the client's field_mappings)"`
+	// NeedsMapping names the removed fields whose replacement is not known: the step is in the plan
+	// so the plan is whole, but request_approval refuses it until the plan is proposed again with
+	// field_mappings for them.
+	NeedsMapping []string `json:"needs_mapping,omitempty" jsonschema:"Removed fields with no known replacement: re-propose with field_mappings before this step can be routed"`
+	// ByHand is set on a step only its owner can do (hold a Spark or dbt job): what to do, the
+	// job's next run and its owners. It is never routed or run by Data Workers.
+	ByHand string `json:"by_hand,omitempty" jsonschema:"A step for the job's owner to do by hand (never routed or run): the job, its next run and who owns it"`
+}
+
+// Routable says why a step cannot be sent to approvers yet ("" when it can).
+func (p Proposal) Routable() string {
+	if p.ByHand != "" {
+		return fmt.Sprintf("step %d is the owner's to do by hand, not an action Data Workers runs: %s", p.Order, p.ByHand)
+	}
+	if len(p.NeedsMapping) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("step %d (%s on %s) needs a mapping for %s: run propose_remediation again with field_mappings {%q: \"<SQL over the new schema's fields>\"}",
+		p.Order, p.Class, p.Target, strings.Join(p.NeedsMapping, ", "), p.NeedsMapping[0])
 }
 
 // Check is a quality check verify_incident re-runs before resolving the incident.

@@ -95,6 +95,7 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		}
 	}
 	var reps []Replacement
+	var missing, tried []string
 	for _, f := range reader.ReadsFields {
 		removed := false
 		for _, ch := range sc.Changes {
@@ -103,12 +104,22 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		if !removed {
 			continue
 		}
+		if _, ok := lookupFold(dc.mappings, f); ok {
+			continue // read below, once the source topic is known
+		}
 		r, why := deriveReplacement(f, added, renamed[f], types)
 		if why != "" {
-			dc.note("no corrected statement generated: " + why)
-			return Proposal{}, false, nil
+			missing = append(missing, f)
+			tried = append(tried, why)
+			continue
 		}
 		reps = append(reps, r)
+	}
+	for k := range dc.mappings {
+		if !containsFold(reader.ReadsFields, k) || !removedOrRenamed(sc, k) {
+			return Proposal{}, false, fmt.Errorf("field_mappings names %s, which %s v%d did not remove or rename among the fields %s reads (%s)",
+				k, sc.Subject, sc.Version, u, strings.Join(reader.ReadsFields, ", "))
+		}
 	}
 	topics, err := dc.topicsOf(ctx, sc.Subject)
 	if err != nil {
@@ -154,6 +165,15 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 	known, pinned, err := dc.knownFields(ctx, source)
 	if err != nil {
 		return Proposal{}, false, err
+	}
+	for _, f := range reader.ReadsFields {
+		if expr, ok := lookupFold(dc.mappings, f); ok {
+			r, err := dc.clientMapping(ctx, sc, source, f, expr, types[f])
+			if err != nil {
+				return Proposal{}, false, fmt.Errorf("field_mappings[%s]: %w", f, err)
+			}
+			reps = append(reps, r)
+		}
 	}
 	d, err := rewriteStatement(sql, reps, source, sink, optionsHint(opts), known)
 	if err != nil {
@@ -204,8 +224,20 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		fmt.Sprintf("Enable Tableflow on %s like %s; the warehouse table is expected as %s (check the name Tableflow gives it before the checks run)", sink, lin.Target[len(lin.Target)-1], dc.newAsset),
 		fmt.Sprintf("Once %s has caught up, stop %s (after every reader of %s reads %s)", name, old, lin.Target[len(lin.Target)-1], sink),
 	}
-	return Proposal{Class: config.ClassFlinkStatement, Target: string(u),
-		Title:    fmt.Sprintf("Run %s: reads %s and writes %s from %s", name, exprList(reps), sink, dc.from.UTC().Format("2006-01-02 15:04 UTC")),
+	reads := "reads " + exprList(reps) + " and "
+	if len(reps) == 0 {
+		reads = ""
+	}
+	title := fmt.Sprintf("Run %s: %swrites %s from %s", name, reads, sink, dc.from.UTC().Format("2006-01-02 15:04 UTC"))
+	if len(missing) > 0 {
+		dc.needsMapping = missing
+		title = fmt.Sprintf("Needs a mapping for %s: %s", strings.Join(missing, ", "), title)
+		whys = append(whys, fmt.Sprintf("no replacement is known for %s (tried: %s); the draft still reads the old field, so it waits for field_mappings",
+			strings.Join(missing, ", "), strings.Join(tried, "; ")))
+		validation += "; incomplete: needs a mapping for " + strings.Join(missing, ", ")
+	}
+	return Proposal{Class: config.ClassFlinkStatement, Target: string(u), NeedsMapping: missing, Mappings: reps,
+		Title:    title,
 		Payload:  map[string]any{"statement_name": name, "sql": d.SQL, "sink": sink, "start": start, "steps": steps},
 		Executor: dc.executor(config.ClassFlinkStatement), Reversible: true,
 		Undo: fmt.Sprintf("stop and delete statement %s and topic %s; %s keeps running until stopped, so nothing else changes", name, sink, old),
@@ -213,6 +245,130 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 			strings.Join(reader.ReadsFields, ", "), sc.Version, strings.Join(whys, "; "), landing),
 		BlastRadius: []string{string(u), string(graph.TopicURN(sink)), string(dc.newAsset)}, Origin: OriginGenerated,
 		Validation: validation}, true, nil
+}
+
+// clientMapping reads removed from the caller's SQL expression: it must parse, read only scalar
+// fields of the schema version that removed the field (the new schema), and give a number when
+// the removed field was one (a string field must be CAST).
+func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaChange, source, removed, expr, removedType string) (Replacement, error) {
+	order, versions, err := storedSchemas(ctx, dc.src.Store, sc.Subject)
+	if err != nil {
+		return Replacement{}, err
+	}
+	next := versions[sc.Version]
+	if next == nil && len(order) > 0 {
+		next = versions[order[len(order)-1]]
+	}
+	if next == nil {
+		return Replacement{}, fmt.Errorf("no stored schema version of %s to check it against (run sync_catalog or register the schema)", sc.Subject)
+	}
+	reads, err := checkMapping(expr, source, next, removed, removedType)
+	if err != nil {
+		return Replacement{}, fmt.Errorf("%s v%d: %w", sc.Subject, sc.Version, err)
+	}
+	by := dc.actor
+	if by == "" {
+		by = "the client"
+	}
+	return Replacement{Removed: removed, With: expr, Conversion: "(" + expr + ")", Origin: OriginMappingClient,
+		Why: fmt.Sprintf("%s gave the mapping %s = %s in field_mappings; it parses and reads only %s of %s v%d", by, removed, expr, strings.Join(reads, ", "), sc.Subject, sc.Version)}, nil
+}
+
+// checkMapping checks a client's expression for removed against the new schema and returns the
+// fields it reads: one expression (no statement, subquery or comment), over at least one scalar
+// field of next, and a number when removed was one.
+func checkMapping(expr, source string, next *schema.Schema, removed, removedType string) ([]string, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, errors.New("the expression is empty: give SQL over the new schema's fields, e.g. CAST(ROUND(weight_kg * 1000) AS BIGINT)")
+	}
+	if strings.Contains(expr, "--") || strings.Contains(expr, "/*") {
+		return nil, errors.New("the expression must be one SQL expression, without comments")
+	}
+	ts, err := sqlparse.Tokens(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an expression: %w", expr, err)
+	}
+	for _, t := range ts {
+		for _, kw := range []string{"SELECT", "FROM", "WHERE", "UNION", "JOIN", "INSERT", "WITH"} {
+			if t.IsKeyword(kw) {
+				return nil, fmt.Errorf("%q must be one SQL expression over the record's fields, without %s", expr, kw)
+			}
+		}
+		if t.Kind == sqlparse.TokenOp && t.Text == ";" {
+			return nil, errors.New("the expression must be one SQL expression, without ';'")
+		}
+	}
+	fields := fieldNames(next)
+	rc, err := checkStatement(fmt.Sprintf("SELECT (%s) AS mapped FROM %s", expr, quoteIdent(source)), map[string][]string{strings.ToLower(source): fields})
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an expression over fields %s: %w", expr, strings.Join(fields, ", "), err)
+	}
+	reads := rc.Reads[strings.ToLower(source)]
+	if len(reads) == 0 {
+		return nil, fmt.Errorf("%q reads no field: a constant is not a mapping", expr)
+	}
+	numeric := false
+	for _, f := range next.Fields {
+		if !containsFold(reads, f.Path) {
+			continue
+		}
+		if !scalarType(f.Type) {
+			return nil, fmt.Errorf("%q reads %s, a %s: map from scalar fields", expr, f.Path, f.Type)
+		}
+		numeric = numeric || numericType(f.Type)
+	}
+	if numericType(removedType) && !numeric && !strings.Contains(strings.ToUpper(expr), "CAST") {
+		return nil, fmt.Errorf("%s is a %s but %q reads no number (%s): CAST it", removed, removedType, expr, strings.Join(reads, ", "))
+	}
+	return reads, nil
+}
+
+// scalarType is false for records, messages, arrays and maps (a mapping reads plain values).
+func scalarType(t string) bool {
+	for _, p := range []string{"record", "message", "array", "map", "object"} {
+		if strings.HasPrefix(t, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// numericType says whether a schema type (Avro, Protobuf or JSON Schema) holds a number.
+func numericType(t string) bool {
+	for _, p := range strings.Split(t, "|") {
+		switch strings.TrimSpace(p) {
+		case "int", "long", "float", "double", "integer", "number", "int32", "int64", "uint32", "uint64",
+			"sint32", "sint64", "fixed32", "fixed64", "sfixed32", "sfixed64":
+			return true
+		}
+		if strings.HasPrefix(p, "decimal") {
+			return true
+		}
+	}
+	return false
+}
+
+// removedOrRenamed says whether the change removed field or renamed it away.
+func removedOrRenamed(sc diagnosis.SchemaChange, field string) bool {
+	for _, ch := range sc.Changes {
+		if ch.Change == "removed" && strings.EqualFold(ch.Path, field) {
+			return true
+		}
+		if old, ok := renameOf(ch); ok && strings.EqualFold(old, field) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupFold finds a mapping by field name, case-insensitively (SQL names are).
+func lookupFold(m map[string]string, key string) (string, bool) {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func exprList(reps []Replacement) string {

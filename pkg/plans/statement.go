@@ -31,14 +31,23 @@ type Replacement struct {
 	// Exact is false when the conversion rounds; Loss then says what is lost.
 	Exact bool   `json:"exact,omitempty"`
 	Loss  string `json:"precision_loss,omitempty"`
+	// Origin says who the mapping came from: the schema's rename, pkg/units, or the client.
+	Origin string `json:"origin"`
 }
+
+// Where a replacement came from.
+const (
+	OriginMappingRename = "renamed in the schema"
+	OriginMappingUnits  = "derived by pkg/units from the fields' units and types"
+	OriginMappingClient = "given by the client in field_mappings"
+)
 
 // deriveReplacement finds the one added field that carries removed's quantity in another unit,
 // the conversion chosen from the fields' types (types maps a field to its schema type; a missing
 // type rounds rather than truncates). It returns a reason instead when none or several qualify.
 func deriveReplacement(removed string, added []string, renamedTo string, types map[string]string) (Replacement, string) {
 	if renamedTo != "" {
-		return Replacement{Removed: removed, With: renamedTo, Factor: "1", Exact: true, Why: removed + " was renamed to " + renamedTo}, ""
+		return Replacement{Removed: removed, With: renamedTo, Factor: "1", Exact: true, Origin: OriginMappingRename, Why: removed + " was renamed to " + renamedTo}, ""
 	}
 	stem, _, ok := units.Split(removed)
 	if !ok {
@@ -59,7 +68,7 @@ func deriveReplacement(removed string, added []string, renamedTo string, types m
 		if c.Loss != "" {
 			why += "; " + c.Loss
 		}
-		cands = append(cands, Replacement{Removed: removed, With: a, Factor: c.Factor, Conversion: c.SQL, Exact: c.Exact, Loss: c.Loss,
+		cands = append(cands, Replacement{Removed: removed, With: a, Factor: c.Factor, Conversion: c.SQL, Exact: c.Exact, Loss: c.Loss, Origin: OriginMappingUnits,
 			Why: why + " (" + UnitRule + ")"})
 	}
 	switch len(cands) {
@@ -85,6 +94,8 @@ func deriveReplacement(removed string, added []string, renamedTo string, types m
 func (r Replacement) Expression(qualifier string) string {
 	with := qualifier + quoteIdent(r.With)
 	switch {
+	case r.Origin == OriginMappingClient:
+		with = r.Conversion // the client's expression as given, never templated
 	case r.Conversion != "":
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":
@@ -98,6 +109,8 @@ func (r Replacement) Expression(qualifier string) string {
 func (r Replacement) Readable() string {
 	with := quoteIdent(r.With)
 	switch {
+	case r.Origin == OriginMappingClient:
+		with = r.Conversion
 	case r.Conversion != "" && !r.Exact:
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":

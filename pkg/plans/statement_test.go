@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/sqlparse"
 )
 
@@ -198,4 +199,30 @@ func TestRewriteStatementConvertsKilogramsBackIntoGrams(t *testing.T) {
 	if _, err := checkStatement(d.SQL, map[string][]string{"parcel-scans": {"parcel_id", "depot", "weight_kg", "weight_grams"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Whatever a client gives as a mapping, one that is accepted reads only the new schema's fields
+// and, placed in the corrected statement, still parses there as one expression.
+func FuzzCheckMapping(f *testing.F) {
+	for _, s := range []string{"weight_kg * 1000", "CAST(ROUND(weight_kg * 1000) AS BIGINT)", "CAST(label AS BIGINT)", "weight_kg) AS x FROM t UNION (weight_kg",
+		"(SELECT 1)", "weight_kg; DROP", "label", "1", "weight_kg -- c", "CASE WHEN weight_kg > 0 THEN weight_kg END", "'%s' || label"} {
+		f.Add(s)
+	}
+	next := &schema.Schema{Format: schema.Protobuf, Fields: []schema.Field{{Path: "weight_kg", Type: "double"}, {Path: "label", Type: "string"}, {Path: "dims", Type: "message acme.Dims"}}}
+	f.Fuzz(func(t *testing.T, expr string) {
+		reads, err := checkMapping(expr, "parcels", next, "weight_grams", "int64")
+		if err != nil {
+			return
+		}
+		for _, r := range reads {
+			if !strings.EqualFold(r, "weight_kg") && !strings.EqualFold(r, "label") {
+				t.Fatalf("%q accepted reading %s", expr, r)
+			}
+		}
+		rep := Replacement{Removed: "weight_grams", With: expr, Conversion: "(" + expr + ")", Origin: OriginMappingClient}
+		sql := "INSERT INTO out SELECT " + rep.Expression("") + " AS w FROM parcels"
+		if _, err := checkStatement(sql, nil); err != nil {
+			t.Fatalf("%q accepted but the statement does not parse: %v\n%s", expr, err, sql)
+		}
+	})
 }

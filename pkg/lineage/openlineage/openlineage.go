@@ -29,7 +29,17 @@ type Event struct {
 	EventType string    `json:"eventType"`
 	Producer  string    `json:"producer"`
 	Run       *struct {
-		RunID string `json:"runId"`
+		RunID  string `json:"runId"`
+		Facets struct {
+			// Parent is the run this one belongs to: for an Airflow task, the DAG run (its job
+			// name is the dag_id).
+			Parent *struct {
+				Job struct {
+					Namespace string `json:"namespace"`
+					Name      string `json:"name"`
+				} `json:"job"`
+			} `json:"parent"`
+		} `json:"facets"`
 	} `json:"run"`
 	Job     *Job      `json:"job"`
 	Inputs  []Dataset `json:"inputs"`
@@ -494,6 +504,10 @@ func convert(source string, events []Event) (graph.Batch, error) {
 		}
 		if ev.EventType != "" {
 			job.Attrs["last_event"] = ev.EventType
+		}
+		if ev.Run != nil && ev.Run.Facets.Parent != nil && ev.Run.Facets.Parent.Job.Name != "" {
+			job.Attrs["parent_job"] = ev.Run.Facets.Parent.Job.Name
+			job.Attrs["parent_namespace"] = ev.Run.Facets.Parent.Job.Namespace
 		}
 		for _, in := range ev.Inputs {
 			u, err := dataset(in)

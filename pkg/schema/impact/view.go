@@ -55,6 +55,25 @@ func (s Symptom) Checks() []string {
 	return []string{}
 }
 
+// QualityChecks are the checks of Checks by the names quality monitors and plans use: what a
+// plan re-runs to see the symptom gone. Column checks (null_rate, zero_rate, sum_per_hour) run on
+// the column that carries the field; volume and freshness on the table.
+func (s Symptom) QualityChecks() []string {
+	switch s {
+	case SymptomNulls:
+		return []string{"null_rate"}
+	case SymptomZeros, SymptomDefault:
+		return []string{"zero_rate", "sum_per_hour"}
+	case SymptomRowsMissing:
+		return []string{"volume"}
+	case SymptomStatementFailed:
+		return []string{"freshness", "volume"}
+	case SymptomUnderstated:
+		return []string{"sum_per_hour", "volume"}
+	}
+	return []string{}
+}
+
 // Error-handling modes of a Flink source table ('error-handling.mode'): fail (default) stops the
 // statement on a record it cannot deserialize; ignore and log skip the record (log also writes
 // it to the error table).
