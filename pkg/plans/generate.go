@@ -117,7 +117,10 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 		return nil, Plan{}, err
 	}
 	p.Proposals = append(p.Proposals, holds...)
-	if dc.diag != nil {
+	if sc, seen, ok := dc.valueCauseOf(); ok {
+		dc.cause = &sc
+		p.Proposals = append(p.Proposals, dc.valueSteps(ctx, sc, seen)...)
+	} else if dc.diag != nil {
 		sc, reader, ok := dc.schemaCause()
 		if ok {
 			dc.cause = &sc
