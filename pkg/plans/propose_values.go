@@ -20,20 +20,11 @@ import (
 // removed or renamed no field a reader reads, and the topic sample shows new values of a field a
 // reader reads. It returns the change and the new values by field.
 func (dc *draftContext) valueCause() (diagnosis.SchemaChange, []diagnosis.ValuesSeen, bool) {
-	byKey := map[string]diagnosis.SchemaChange{}
-	for _, sc := range dc.diag.Input.SchemaChanges {
-		byKey[fmt.Sprintf("schema:%s v%d", sc.Subject, sc.Version)] = sc
-	}
-	var top *diagnosis.SchemaChange
-	for _, c := range dc.diag.Result.Candidates {
-		if sc, ok := byKey[c.Source]; ok && c.Kind == "schema_change" {
-			top = &sc
-			break
-		}
-	}
-	if top == nil {
+	ranked := dc.rankedSchemaChanges()
+	if len(ranked) == 0 {
 		return diagnosis.SchemaChange{}, nil, false
 	}
+	top := &ranked[0]
 	for _, ch := range top.Changes {
 		if ch.Change == "removed" || ch.Change == "renamed" || ch.Change == "type_changed" {
 			return diagnosis.SchemaChange{}, nil, false
