@@ -117,7 +117,10 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 		return nil, Plan{}, err
 	}
 	p.Proposals = append(p.Proposals, holds...)
-	if dc.diag != nil {
+	if sc, seen, ok := dc.valueCauseOf(); ok {
+		dc.cause = &sc
+		p.Proposals = append(p.Proposals, dc.valueSteps(ctx, sc, seen)...)
+	} else if dc.diag != nil {
 		sc, reader, ok := dc.schemaCause()
 		if ok {
 			dc.cause = &sc
@@ -162,16 +165,7 @@ func (dc *draftContext) executor(class string) string {
 
 // schemaCause picks the top-ranked schema change that removed or renamed a field a reader reads.
 func (dc *draftContext) schemaCause() (diagnosis.SchemaChange, diagnosis.Reader, bool) {
-	byKey := map[string]diagnosis.SchemaChange{}
-	for _, sc := range dc.diag.Input.SchemaChanges {
-		byKey[fmt.Sprintf("schema:%s v%d", sc.Subject, sc.Version)] = sc
-	}
-	var order []diagnosis.SchemaChange
-	for _, c := range dc.diag.Result.Candidates {
-		if sc, ok := byKey[c.Source]; ok && c.Kind == "schema_change" {
-			order = append(order, sc)
-		}
-	}
+	order := dc.rankedSchemaChanges()
 	if len(order) == 0 {
 		order = dc.diag.Input.SchemaChanges
 	}
@@ -193,6 +187,21 @@ func (dc *draftContext) schemaCause() (diagnosis.SchemaChange, diagnosis.Reader,
 		dc.note("no schema restore, statement or dbt change generated: the diagnosis names no schema change (" + dc.diag.Result.Conclusion + ")")
 	}
 	return diagnosis.SchemaChange{}, diagnosis.Reader{}, false
+}
+
+// rankedSchemaChanges are the recorded schema changes in the order the diagnosis ranked them.
+func (dc *draftContext) rankedSchemaChanges() []diagnosis.SchemaChange {
+	byKey := map[string]diagnosis.SchemaChange{}
+	for _, sc := range dc.diag.Input.SchemaChanges {
+		byKey[fmt.Sprintf("schema:%s v%d", sc.Subject, sc.Version)] = sc
+	}
+	var order []diagnosis.SchemaChange
+	for _, c := range dc.diag.Result.Candidates {
+		if sc, ok := byKey[c.Source]; ok && c.Kind == "schema_change" {
+			order = append(order, sc)
+		}
+	}
+	return order
 }
 
 // checks are what verify_incident re-runs: the failure mode on the failing column, uniqueness on

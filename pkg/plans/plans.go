@@ -5,7 +5,8 @@
 // plans.go is the model and its storage, the record the generator, request_approval and remediation
 // all read. generate.go turns a recorded diagnosis into a plan, with one file per kind of proposal:
 // propose_hold.go (pause jobs pushing to external sinks), propose_restore.go (the schema restore),
-// propose_statement.go (the corrected statement), propose_dbt.go (the dbt change). client.go
+// propose_statement.go (the corrected statement), propose_dbt.go (the dbt change), propose_values.go
+// (a filter widened for a new value). client.go
 // validates proposals a caller writes, by the same rules. Executing a plan is pkg/remediation's.
 package plans
 
