@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
@@ -426,7 +427,15 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 	}
 	defer wh.Close()
 	checker := quality.NewChecker(wh, hist, s.d.Now)
+	g := graph.New(st, s.d.Now)
 	for _, t := range todo {
+		var before quality.RecordedSchema
+		if t.req.Checks[0] == quality.SchemaChanges {
+			// The change that failed is on the asset until the re-run records the columns now.
+			if before, err = recordedSchema(ctx, g, t.asset); err != nil {
+				return CheckRun{}, err
+			}
+		}
 		rep, err := checker.Run(ctx, t.req)
 		for len(t.alts) > 0 && err != nil {
 			t.req, t.alts = t.alts[0], t.alts[1:]
@@ -446,6 +455,13 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 				}
 				results = append(results, r)
 			}
+		}
+		if t.req.Checks[0] == quality.SchemaChanges && slices.ContainsFunc(before.Changes, quality.ColumnChange.Harmful) {
+			now, err := recordedSchema(ctx, g, t.asset)
+			if err != nil {
+				return CheckRun{}, err
+			}
+			results = schemaVerdicts(before, now.Columns)
 		}
 		for _, r := range results {
 			value, status, why, err := judge(ctx, hist, t, r, now)
@@ -589,4 +605,48 @@ func fmtValue(metric string, v float64) string {
 		return time.Duration(v*float64(time.Second)).Round(time.Second).String() + " behind"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// recordedSchema is what the schema check keeps on asset (nothing when it never ran there).
+func recordedSchema(ctx context.Context, g *graph.Graph, asset string) (quality.RecordedSchema, error) {
+	a, err := g.Get(ctx, graph.URN(asset))
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) {
+		return quality.RecordedSchema{}, nil
+	}
+	if err != nil {
+		return quality.RecordedSchema{}, fmt.Errorf("read the schema snapshot of %s: %w", asset, err)
+	}
+	rs, err := quality.ReadRecordedSchema(a.Attrs)
+	if err != nil {
+		return quality.RecordedSchema{}, fmt.Errorf("schema snapshot of %s: %w", asset, err)
+	}
+	return rs, nil
+}
+
+// schemaVerdicts judge a warehouse schema incident by its change, not by what changed since the
+// last run (a re-run right after the break sees no change and would pass): each column removed,
+// retyped or made nullable passes once the columns now have reverted it.
+func schemaVerdicts(before quality.RecordedSchema, cols []quality.SchemaColumn) []quality.Result {
+	var out []quality.Result
+	zero := 0.0
+	for _, ch := range before.Changes {
+		if !ch.Harmful() {
+			continue
+		}
+		r := quality.Result{Check: string(quality.SchemaChanges), Metric: "schema_changes", Subject: ch.Column, Unit: "changes",
+			ExpectedLow: &zero, ExpectedHigh: &zero, Status: quality.Pass, SQL: "-- no query: the columns the warehouse catalog reports"}
+		when := ""
+		if !before.ChangedAt.IsZero() {
+			when = " at " + before.ChangedAt.UTC().Format(time.RFC3339)
+		}
+		if ch.Undone(cols) {
+			r.Why = fmt.Sprintf("%s%s; it is reverted now", ch.Describe(), when)
+		} else {
+			r.Value, r.Status = 1, quality.Fail
+			r.Why = fmt.Sprintf("%s%s; the table still has it that way", ch.Describe(), when)
+		}
+		out = append(out, r)
+	}
+	return out
 }

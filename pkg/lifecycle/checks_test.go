@@ -60,23 +60,10 @@ func (e *estate) parcelsWarehouse(t *testing.T) *sql.DB {
 // opening incidents as a monitor at L1 would, and returns today's report.
 func (e *estate) monitorParcels(t *testing.T, req quality.Request) *quality.Report {
 	t.Helper()
-	wh, err := warehouse.Connect(e.cfg.Warehouse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wh.Close()
-	checker := quality.NewChecker(wh, quality.NewHistory(e.st), e.now)
 	var rep *quality.Report
 	for day := 6; day >= 0; day-- {
 		*e.clock = parcelDay.Add(time.Duration(-day)*24*time.Hour + 12*time.Hour)
-		if req.Window, err = quality.ParseWindow(quality.WindowSpec{}, *e.clock); err != nil {
-			t.Fatal(err)
-		}
-		req.Table, req.TimestampColumn = "parcel_scans", "scanned_at"
-		req.OpenIncidents = func(string) bool { return true }
-		if rep, err = checker.Run(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
+		rep = e.runParcels(t, req)
 	}
 	return rep
 }
@@ -239,4 +226,61 @@ func TestVerifyJudgesColumnMetricsOnASupersedingTable(t *testing.T) {
 			t.Errorf("the new table's sum is not counted over its own hours: %s", c.Why)
 		}
 	}
+}
+
+// A column dropped from the warehouse table opens a schema_changes incident. Re-running the check
+// right after sees nothing new since the last run, so the incident is judged by its change: it
+// stays open while the column is missing and resolves once the column is back with its type.
+func TestVerifyJudgesAWarehouseSchemaIncidentByItsChange(t *testing.T) {
+	ctx := context.Background()
+	e := newEstate(t)
+	rw := e.parcelsWarehouse(t)
+	e.monitorParcels(t, quality.Request{Checks: []quality.Check{quality.SchemaChanges}})
+	if _, err := rw.Exec(`ALTER TABLE parcel_scans DROP COLUMN weight_grams`); err != nil {
+		t.Fatal(err)
+	}
+	*e.clock = e.clock.Add(5 * time.Minute)
+	rep := e.runParcels(t, quality.Request{Checks: []quality.Check{quality.SchemaChanges}})
+	id := openedBy(t, rep, "schema_changes")
+	life := e.service(t, nil)
+
+	*e.clock = e.clock.Add(10 * time.Minute)
+	got, err := life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Resolved || len(got.Checks) != 1 || got.Checks[0].Subject != "weight_grams" || got.Checks[0].Status != "fail" ||
+		!strings.Contains(got.Checks[0].Why, "weight_grams removed (was BIGINT)") {
+		t.Fatalf("the dropped column passed: %+v", got.Checks)
+	}
+	if _, err := rw.Exec(`ALTER TABLE parcel_scans ADD COLUMN weight_grams BIGINT`); err != nil {
+		t.Fatal(err)
+	}
+	*e.clock = e.clock.Add(10 * time.Minute)
+	if got, err = life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()}); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Resolved || got.Checks[0].Status != "pass" || !strings.Contains(got.Checks[0].Why, "reverted") {
+		t.Fatalf("the column is back but not resolved: %+v", got.Checks)
+	}
+}
+
+// runParcels runs req on parcel_scans once, at the clock, opening incidents.
+func (e *estate) runParcels(t *testing.T, req quality.Request) *quality.Report {
+	t.Helper()
+	wh, err := warehouse.Connect(e.cfg.Warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	if req.Window, err = quality.ParseWindow(quality.WindowSpec{}, *e.clock); err != nil {
+		t.Fatal(err)
+	}
+	req.Table, req.TimestampColumn = "parcel_scans", "scanned_at"
+	req.OpenIncidents = func(string) bool { return true }
+	rep, err := quality.NewChecker(wh, quality.NewHistory(e.st), e.now).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
