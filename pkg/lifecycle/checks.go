@@ -225,12 +225,12 @@ func (r rerun) requests(base quality.Request, before []receipts.Check, planColum
 		}
 	case quality.Column:
 		base.Columns = planColumns
+		if len(base.Columns) == 0 {
+			base.Columns = subjects // the columns that failed, not every column of the table
+		}
 		if r.column != "" {
 			base.ColumnMetrics = []quality.ColumnMetric{r.column}
 			break
-		}
-		if len(base.Columns) == 0 {
-			base.Columns = subjects
 		}
 		ms, err := quality.ParseColumnMetrics(metrics)
 		if err != nil {
