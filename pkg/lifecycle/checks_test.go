@@ -110,9 +110,7 @@ func TestVerifyReRunsAColumnMetricIncident(t *testing.T) {
 		t.Errorf("timeline does not name the failing metric: %q", last.Detail)
 	}
 
-	if _, err := rw.Exec(`UPDATE parcel_scans SET weight_grams = 500 + 10 * CAST(substr(scan_id, length(scan_id) - 11, 1) AS INTEGER) + CASE carrier WHEN 'bluepost' THEN 250 WHEN 'vantrek' THEN 500 ELSE 0 END WHERE weight_grams = 0`); err != nil {
-		t.Fatal(err)
-	}
+	restoreWeights(t, rw, "parcel_scans")
 	*e.clock = e.clock.Add(10 * time.Minute)
 	if got, err = life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()}); err != nil {
 		t.Fatal(err)
@@ -192,12 +190,6 @@ func TestVerifyJudgesColumnMetricsOnASupersedingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	life := e.service(t, nil)
-	restore := func() {
-		t.Helper()
-		if _, err := rw.Exec(`UPDATE parcel_scans_v2 SET weight_grams = 500 + 10 * CAST(substr(scan_id, length(scan_id) - 11, 1) AS INTEGER) + CASE carrier WHEN 'bluepost' THEN 250 WHEN 'vantrek' THEN 500 ELSE 0 END`); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	// Zeros on the new table (the corrected job still lacks the field): both fail.
 	*e.clock = parcelDay.Add(12*time.Hour + 10*time.Minute)
@@ -213,7 +205,7 @@ func TestVerifyJudgesColumnMetricsOnASupersedingTable(t *testing.T) {
 			t.Errorf("check %+v: want it judged on %s by the old table's history", c, v2)
 		}
 	}
-	restore()
+	restoreWeights(t, rw, "parcel_scans_v2")
 	*e.clock = e.clock.Add(10 * time.Minute)
 	if got, err = life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()}); err != nil {
 		t.Fatal(err)
@@ -283,4 +275,48 @@ func (e *estate) runParcels(t *testing.T, req quality.Request) *quality.Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// restoreWeights is the UPDATE that gives table's zeroed weights their values back.
+func restoreWeights(t *testing.T, rw *sql.DB, table string) {
+	t.Helper()
+	if _, err := rw.Exec(`UPDATE ` + table + ` SET weight_grams = 500 + 10 * CAST(substr(scan_id, length(scan_id) - 11, 1) AS INTEGER) + CASE carrier WHEN 'bluepost' THEN 250 WHEN 'vantrek' THEN 500 ELSE 0 END WHERE weight_grams = 0`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The model's summed weight falls out of step with the raw table it is built from: the
+// reconciliation incident re-runs the comparison with the upstream and column its failing run
+// recorded ("<upstream>.<column>", read as a table first, then as a table and a column).
+func TestVerifyReRunsAReconciliationIncident(t *testing.T) {
+	ctx := context.Background()
+	e := newEstate(t)
+	rw := e.parcelsWarehouse(t)
+	if _, err := rw.Exec(`CREATE TABLE raw_scans (scan_id TEXT NOT NULL, carrier TEXT NOT NULL, scanned_at TEXT NOT NULL, weight_grams BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Exec(`INSERT INTO raw_scans SELECT * FROM parcel_scans`); err != nil {
+		t.Fatal(err)
+	}
+	restoreWeights(t, rw, "raw_scans")
+	rep := e.monitorParcels(t, quality.Request{Checks: []quality.Check{quality.Reconcile}, Reconcile: &quality.ReconcileSpec{Upstream: "raw_scans", Column: "weight_grams"}})
+	id := openedBy(t, rep, "reconciliation")
+	life := e.service(t, nil)
+
+	*e.clock = parcelDay.Add(12*time.Hour + 10*time.Minute)
+	got, err := life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Resolved || len(got.Checks) != 1 || got.Checks[0].Metric != "reconcile_ratio" || !strings.HasSuffix(got.Checks[0].Subject, "raw_scans.weight_grams") || got.Checks[0].Status != "fail" {
+		t.Fatalf("the model out of step passed: %+v", got.Checks)
+	}
+	restoreWeights(t, rw, "parcel_scans")
+	*e.clock = e.clock.Add(10 * time.Minute)
+	if got, err = life.Verify(ctx, VerifyInput{IncidentID: id, Checks: parcelOptions()}); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Resolved || got.Checks[0].Status != "pass" {
+		t.Fatalf("the model is back in step but not resolved: %+v", got.Checks)
+	}
 }

@@ -11,7 +11,7 @@ import (
 // DimensionSpecOf rebuilds the dimension spec a recorded keys_moved point came from: its subject
 // is the key column, or "<measure> by <key>" when a measure's sum was tracked per key.
 func DimensionSpecOf(subject string) DimensionSpec {
-	if measure, key, ok := strings.Cut(subject, " by "); ok {
+	if measure, key, ok := strings.Cut(subject, " by "); ok && measure != "" && key != "" {
 		return DimensionSpec{Column: key, Measure: measure}
 	}
 	return DimensionSpec{Column: subject}
