@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/dataworkers/dw/pkg/config"
+	"github.com/dataworkers/dw/pkg/internal/pgtest"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/warehouse"
@@ -23,13 +26,22 @@ var parcelDay = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 // to today's noon; today from 06:00 weight_grams is 0.
 func (e *estate) parcelsWarehouse(t *testing.T) *sql.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "parcels.db")
-	rw, err := sql.Open("sqlite3", path)
+	return e.parcelsOn(t, "sqlite", filepath.Join(t.TempDir(), "parcels.db"))
+}
+
+// parcelsOn is parcelsWarehouse on engine (sqlite or postgres) at dsn.
+func (e *estate) parcelsOn(t *testing.T, engine, dsn string) *sql.DB {
+	t.Helper()
+	driver, tsType, insert := "sqlite3", "TEXT", `INSERT INTO parcel_scans VALUES (?, ?, ?, ?)`
+	if engine == "postgres" {
+		driver, tsType, insert = "pgx", "TIMESTAMP", `INSERT INTO parcel_scans VALUES ($1, $2, $3, $4)`
+	}
+	rw, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rw.Close() })
-	if _, err := rw.Exec(`CREATE TABLE parcel_scans (scan_id TEXT NOT NULL, carrier TEXT NOT NULL, scanned_at TEXT NOT NULL, weight_grams BIGINT)`); err != nil {
+	if _, err := rw.Exec(`CREATE TABLE parcel_scans (scan_id TEXT NOT NULL, carrier TEXT NOT NULL, scanned_at ` + tsType + ` NOT NULL, weight_grams BIGINT)`); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := rw.Begin()
@@ -43,7 +55,7 @@ func (e *estate) parcelsWarehouse(t *testing.T) *sql.DB {
 				if !h.Before(parcelDay.Add(6 * time.Hour)) {
 					w = 0
 				}
-				if _, err := tx.Exec(`INSERT INTO parcel_scans VALUES (?, ?, ?, ?)`, fmt.Sprintf("s-%s-%d-%s", carrier, i, h.Format("2006010215")), carrier, h.Format("2006-01-02 15:04:05"), w); err != nil {
+				if _, err := tx.Exec(insert, fmt.Sprintf("s-%s-%d-%s", carrier, i, h.Format("2006010215")), carrier, h.Format("2006-01-02 15:04:05"), w); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -52,7 +64,7 @@ func (e *estate) parcelsWarehouse(t *testing.T) *sql.DB {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	e.cfg.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+	e.cfg.Warehouse = &config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
 	return rw
 }
 
@@ -86,9 +98,18 @@ func openedBy(t *testing.T, rep *quality.Report, mode string) int64 {
 // zero rate and the hourly sum of the column that failed, stays open naming them while the zeros
 // are there, and resolves with a receipt once the values are back.
 func TestVerifyReRunsAColumnMetricIncident(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		e := newEstate(t)
+		verifyZeroedColumn(t, e, e.parcelsWarehouse(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		e := newEstate(t)
+		verifyZeroedColumn(t, e, e.parcelsOn(t, "postgres", pgtest.Start(t).NewDatabase(t)))
+	})
+}
+
+func verifyZeroedColumn(t *testing.T, e *estate, rw *sql.DB) {
 	ctx := context.Background()
-	e := newEstate(t)
-	rw := e.parcelsWarehouse(t)
 	rep := e.monitorParcels(t, quality.Request{Checks: []quality.Check{quality.NullRate, quality.Column}, Columns: []string{"weight_grams"},
 		ColumnMetrics: []quality.ColumnMetric{quality.ZeroRate, quality.SumPerHour}})
 	id := openedBy(t, rep, "column")
