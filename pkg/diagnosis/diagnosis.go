@@ -156,12 +156,14 @@ type Input struct {
 	// Untimed are schema versions on the path dw-schema recorded only after the onset whose
 	// registration time nothing dates: they may be the cause, so "nothing changed" is not said.
 	Untimed []string `json:"untimed,omitempty"`
+	// WarehouseChanges are warehouse tables' column changes on the path near the onset.
+	WarehouseChanges []WarehouseSchemaChange `json:"warehouse_changes,omitempty"`
 }
 
 // Candidate is one possible cause with the evidence behind it.
 type Candidate struct {
 	Cause    string   `json:"cause"`
-	Kind     string   `json:"kind" jsonschema:"schema_change, component_failure or none_upstream"`
+	Kind     string   `json:"kind" jsonschema:"schema_change, warehouse_schema_change, component_failure or none_upstream"`
 	Source   string   `json:"source"`
 	Evidence []string `json:"evidence"`
 	// Supports lists the evidence kinds present: timing, lineage, reader, mode, data.
@@ -206,6 +208,9 @@ func Rank(in Input) Result {
 			tieToChange(in, c, &cand, cands[:len(in.SchemaChanges)])
 			cands = append(cands, cand)
 		}
+	}
+	for _, wc := range in.WarehouseChanges {
+		cands = append(cands, judgeWarehouseSchema(in, wc))
 	}
 	// Drop candidates nothing supports beyond timing alone.
 	kept := cands[:0]

@@ -216,6 +216,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 	for i := range in.SchemaChanges {
 		in.Unchecked = append(in.Unchecked, measure(&in.SchemaChanges[i], lr.sampled[in.SchemaChanges[i].Subject])...)
 	}
+	g.warehouseSchemaChanges(ctx, &in, inc, lin)
 	return in, ev, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
@@ -84,27 +85,187 @@ type Check struct {
 	Why     string  `json:"why"`
 }
 
-// failureMetric is the history metric each failure mode is judged by.
-var failureMetric = map[string]quality.Check{
-	"null_rate":             quality.NullRate,
-	"rows_per_hour":         quality.Volume,
-	"freshness_lag_seconds": quality.Freshness,
-	"duplicate_rows":        quality.Uniqueness,
+// rerun is how one failure mode or plan check name is re-run: the quality check, the history
+// metrics its points are recorded under, and, when the name is a column metric (zero_rate,
+// sum_per_hour), that metric alone.
+type rerun struct {
+	check   quality.Check
+	metrics []string
+	column  quality.ColumnMetric
 }
 
-func metricOf(mode string) (string, quality.Check, error) {
-	for m, c := range failureMetric {
-		if string(c) == mode {
-			return m, c, nil
+// rerunOf is the one mapping from an incident's failure mode (the quality check that failed) or a
+// plan check's name (a check, or a column metric the predicted symptom calls for) to what is
+// re-run and which recorded metrics say what failed.
+func rerunOf(name string) (rerun, error) {
+	if ms, err := quality.ParseColumnMetrics([]string{name}); err == nil && len(ms) == 1 {
+		return rerun{check: quality.Column, metrics: []string{string(ms[0])}, column: ms[0]}, nil
+	}
+	switch name {
+	case "custom":
+		return rerun{}, fmt.Errorf("custom assertions are not kept in the check history, so they cannot be re-run here: run run_quality_check (dw-quality) with the assertion, then resolve the incident")
+	case "schema":
+		return rerun{}, fmt.Errorf("a schema incident has no data check to re-run: verify the schema with dw-schema")
+	}
+	checks, err := quality.ParseChecks([]string{name})
+	if err != nil || len(checks) != 1 {
+		return rerun{}, fmt.Errorf("%q has no quality check to re-run (use a check: %s, or a column metric: %s)", name,
+			strings.Join(checkNames(), ", "), strings.Join(quality.AllColumnMetrics(), ", "))
+	}
+	r := rerun{check: checks[0]}
+	switch r.check {
+	case quality.NullRate:
+		r.metrics = []string{"null_rate"}
+	case quality.Volume:
+		r.metrics = []string{"rows_per_hour"}
+	case quality.VolumeByHour:
+		r.metrics = []string{"rows_in_hour"}
+	case quality.Freshness:
+		r.metrics = []string{"freshness_lag_seconds", "load_lag_seconds"}
+	case quality.Uniqueness:
+		r.metrics = []string{"duplicate_rows"}
+	case quality.Column:
+		r.metrics = quality.AllColumnMetrics()
+	case quality.Dimension:
+		r.metrics = []string{"keys_moved"}
+	case quality.Reconcile:
+		r.metrics = []string{"reconcile_ratio"}
+	case quality.SchemaChanges:
+		r.metrics = []string{"schema_changes"}
+	default:
+		return rerun{}, fmt.Errorf("%q has no quality check to re-run", name)
+	}
+	return r, nil
+}
+
+func checkNames() []string {
+	var out []string
+	for _, c := range quality.AllChecks {
+		if c != quality.Custom {
+			out = append(out, string(c))
 		}
 	}
-	switch mode {
-	case "custom":
-		return "", "", fmt.Errorf("custom assertions are not kept in the check history, so they cannot be re-run here: run run_quality_check (dw-quality) with the assertion, then resolve the incident")
-	case "schema":
-		return "", "", fmt.Errorf("a schema incident has no data check to re-run: verify the schema with dw-schema")
+	return out
+}
+
+// covers is true when re-running name measures what failure mode mode measured.
+func covers(name, mode string) bool {
+	a, err1 := rerunOf(name)
+	b, err2 := rerunOf(mode)
+	return err1 == nil && err2 == nil && a.check == b.check
+}
+
+// failingPoints are the warn and fail points of the newest run on asset with one among metrics:
+// the incident's "before", and the subjects (columns, keys, upstreams) its re-run must measure.
+func failingPoints(ctx context.Context, hist *quality.History, asset string, metrics []string) ([]receipts.Check, error) {
+	var newest quality.RunRecord
+	var found []quality.MetricRecord
+	for _, metric := range metrics {
+		runs, err := hist.Runs(ctx, quality.HistoryQuery{Asset: asset, Metric: metric, Limit: 200})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			if r.Asset != asset {
+				continue
+			}
+			var bad []quality.MetricRecord
+			for _, m := range r.Metrics {
+				if m.Status == string(quality.Fail) || m.Status == string(quality.Warn) {
+					bad = append(bad, m)
+				}
+			}
+			if len(bad) == 0 {
+				continue
+			}
+			switch {
+			case newest.ID == 0 || r.StartedAt.After(newest.StartedAt):
+				newest, found = r, bad
+			case r.ID == newest.ID:
+				found = append(found, bad...)
+			}
+			break
+		}
 	}
-	return "", "", fmt.Errorf("failure mode %q has no quality check to re-run", mode)
+	var out []receipts.Check
+	for _, m := range found {
+		out = append(out, receipts.Check{At: newest.StartedAt, Asset: newest.Asset, Metric: m.Metric, Subject: m.Subject, Value: m.Value, Status: m.Status})
+	}
+	return out, nil
+}
+
+// requests are the quality requests that re-measure what failed: the base request (table, window,
+// time column) with the check and the columns, metrics or specs the failing points name. The
+// reconciliation has one request per reading of its recorded upstream (see ReconcileSpecsOf).
+func (r rerun) requests(base quality.Request, before []receipts.Check, planColumns, keyColumns []string) ([][]quality.Request, error) {
+	base.Checks = []quality.Check{r.check}
+	var subjects, metrics []string
+	for _, b := range before {
+		if b.Subject != "" && !slices.Contains(subjects, b.Subject) {
+			subjects = append(subjects, b.Subject)
+		}
+		if !slices.Contains(metrics, b.Metric) {
+			metrics = append(metrics, b.Metric)
+		}
+	}
+	one := func(q quality.Request) [][]quality.Request { return [][]quality.Request{{q}} }
+	switch r.check {
+	case quality.NullRate:
+		base.Columns = planColumns
+		if len(base.Columns) == 0 {
+			base.Columns = subjects
+		}
+	case quality.Uniqueness:
+		base.KeyColumns = keyColumns
+		if len(base.KeyColumns) == 0 {
+			base.KeyColumns = planColumns
+		}
+		if len(base.KeyColumns) == 0 && len(subjects) > 0 {
+			base.KeyColumns = strings.Split(subjects[0], ",")
+		}
+	case quality.Column:
+		base.Columns = planColumns
+		if len(base.Columns) == 0 {
+			base.Columns = subjects // the columns that failed, not every column of the table
+		}
+		if r.column != "" {
+			base.ColumnMetrics = []quality.ColumnMetric{r.column}
+			break
+		}
+		ms, err := quality.ParseColumnMetrics(metrics)
+		if err != nil {
+			return nil, err
+		}
+		base.ColumnMetrics = ms
+	case quality.Dimension:
+		if len(subjects) == 0 {
+			return nil, fmt.Errorf("no failing dimension point is recorded, so the key to group by is unknown: run run_quality_check (dw-quality) with the dimension")
+		}
+		var out [][]quality.Request
+		for _, s := range subjects {
+			q := base
+			spec := quality.DimensionSpecOf(s)
+			q.Dimension = &spec
+			out = append(out, []quality.Request{q})
+		}
+		return out, nil
+	case quality.Reconcile:
+		if len(subjects) == 0 {
+			return nil, fmt.Errorf("no failing reconciliation point is recorded, so the upstream is unknown: run run_quality_check (dw-quality) with the reconciliation")
+		}
+		var out [][]quality.Request
+		for _, s := range subjects {
+			var alts []quality.Request
+			for _, spec := range quality.ReconcileSpecsOf(s) {
+				q := base
+				q.Reconcile = &spec
+				alts = append(alts, q)
+			}
+			out = append(out, alts)
+		}
+		return out, nil
+	}
+	return one(base), nil
 }
 
 // tableOf reads the table out of a warehouse URN (warehouse:<engine>/<db.schema.table>).
@@ -125,8 +286,16 @@ type checkRequest struct {
 	asset  string
 	origin string
 	req    quality.Request
+	// alts are readings of the same check tried in turn when req's does not resolve (a recorded
+	// upstream that reads as a table or as a table and a column).
+	alts []quality.Request
 	// supersedes is the incident asset a plan check stands in for (its history judges this check).
 	supersedes string
+	// hoursOnly marks a volume check added to a superseding column check only for its hour buckets
+	// (a sum per hour on a new table counts the hours since its first row); its result is not reported.
+	hoursOnly bool
+	// firstRow is the hour of the new table's first row in the window (zero: unknown).
+	firstRow time.Time
 }
 
 // notJudged is the status of a result quality could not judge (no baseline yet, no rows): it is
@@ -156,7 +325,7 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 			if superseding == nil {
 				superseding = &plan.Checks[i]
 			}
-			coversMode = coversMode || c.Check == inc.FailureMode
+			coversMode = coversMode || covers(c.Check, inc.FailureMode)
 		}
 	}
 	if superseding != nil {
@@ -168,14 +337,9 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 				"store a plan with a %s check on %s", inc.Asset, inc.FailureMode, inc.FailureMode, c.Asset))
 		}
 	}
-	var metric string
-	var own quality.Check
-	if superseding == nil {
-		if metric, own, err = metricOf(inc.FailureMode); err != nil {
-			return CheckRun{}, err
-		}
-	} else if m, c, err := metricOf(inc.FailureMode); err == nil {
-		metric, own = m, c // still read the failing points: they are the receipt's "before"
+	own, ownErr := rerunOf(inc.FailureMode)
+	if superseding == nil && ownErr != nil {
+		return CheckRun{}, ownErr
 	}
 	if s.d.Config.Warehouse == nil {
 		return CheckRun{}, fmt.Errorf("warehouse is not configured: set warehouse.engine and warehouse.dsn in %s", s.d.Config.Source)
@@ -187,59 +351,48 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 		return CheckRun{}, err
 	}
 	hist := quality.NewHistory(st)
-	var subjects []string
-	if metric != "" {
-		// The last run with a failing point of this metric says which subjects failed.
-		runs, err := hist.Runs(ctx, quality.HistoryQuery{Asset: inc.Asset, Metric: metric, Limit: 200})
-		if err != nil {
+	if ownErr == nil {
+		// The last run with failing points of the incident's check says what failed (columns,
+		// metrics, keys, upstreams): they are the receipt's "before" and what the re-run measures.
+		if out.Before, err = failingPoints(ctx, hist, inc.Asset, own.metrics); err != nil {
 			return CheckRun{}, err
 		}
-		for _, r := range runs {
-			if r.Asset != inc.Asset {
-				continue
-			}
-			for _, m := range r.Metrics {
-				if m.Status == string(quality.Fail) || m.Status == string(quality.Warn) {
-					out.Before = append(out.Before, receipts.Check{At: r.StartedAt, Asset: r.Asset, Metric: m.Metric, Subject: m.Subject, Value: m.Value, Status: m.Status})
-					if m.Subject != "" && !slices.Contains(subjects, m.Subject) {
-						subjects = append(subjects, m.Subject)
-					}
-				}
-			}
-			if len(out.Before) > 0 {
-				break
-			}
+		if out.Before == nil {
+			out.Before = []receipts.Check{}
 		}
 	}
 	var todo []checkRequest
+	add := func(asset, origin, supersedes string, reqs [][]quality.Request) {
+		for _, alts := range reqs {
+			t := checkRequest{asset: asset, origin: origin, req: alts[0], alts: alts[1:], supersedes: supersedes}
+			if supersedes != "" && t.req.Checks[0] == quality.Column {
+				t.req.Checks = []quality.Check{quality.Column, quality.Volume}
+				t.hoursOnly = true
+			}
+			todo = append(todo, t)
+		}
+	}
 	if superseding == nil {
 		table, err := tableOf(inc.Asset, engine)
 		if err != nil {
 			return CheckRun{}, err
 		}
-		req := quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: out.Window, Checks: []quality.Check{own}}
-		switch own {
-		case quality.NullRate:
-			req.Columns = subjects
-		case quality.Uniqueness:
-			req.KeyColumns = opts.KeyColumns
-			if len(req.KeyColumns) == 0 && len(subjects) > 0 {
-				req.KeyColumns = strings.Split(subjects[0], ",")
-			}
+		reqs, err := own.requests(quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: out.Window}, out.Before, nil, opts.KeyColumns)
+		if err != nil {
+			return CheckRun{}, fmt.Errorf("re-run %s on %s: %w", inc.FailureMode, inc.Asset, err)
 		}
-		todo = append(todo, checkRequest{asset: inc.Asset, origin: "incident", req: req})
+		add(inc.Asset, "incident", "", reqs)
 	}
 	for i, c := range plan.Checks {
 		origin := fmt.Sprintf("plan #%d check %d", plan.ID, i+1)
-		checks, err := quality.ParseChecks([]string{c.Check})
-		if err != nil || len(checks) != 1 {
-			// A check the plan names from the predicted symptom (zero_rate, sum_per_hour) that this
-			// pkg/quality cannot run: not judged, so the incident is not resolved on the others.
+		kind, err := rerunOf(c.Check)
+		if err != nil {
+			if c.Check == string(quality.Custom) {
+				return CheckRun{}, fmt.Errorf("%s on %s is a custom check, which a plan cannot carry (no assertion SQL): run it with run_quality_check (dw-quality) and store a plan without it", origin, c.Asset)
+			}
+			// A check this verification cannot run is not judged, so the incident is not resolved on the others.
 			out.Failing = append(out.Failing, fmt.Sprintf("%s (%s of %s on %s) was not judged: %v", origin, c.Check, strings.Join(c.Columns, ", "), c.Asset, err))
 			continue
-		}
-		if checks[0] == quality.Custom {
-			return CheckRun{}, fmt.Errorf("%s on %s is a custom check, which a plan cannot carry (no assertion SQL): run it with run_quality_check (dw-quality) and store a plan without it", origin, c.Asset)
 		}
 		table, err := tableOf(c.Asset, engine)
 		if err != nil {
@@ -251,15 +404,22 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 				return CheckRun{}, fmt.Errorf("%s: %w", origin, err)
 			}
 		}
-		req := quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: w, Checks: checks, Columns: c.Columns, KeyColumns: c.KeyColumns}
-		if checks[0] == quality.Uniqueness && len(req.KeyColumns) == 0 {
-			req.KeyColumns = c.Columns
+		// A plan check carries columns and keys, not dimension or reconciliation specs: those come
+		// from the incident's failing points when the check is the incident's own kind.
+		var before []receipts.Check
+		if ownErr == nil && own.check == kind.check {
+			before = out.Before
+		}
+		reqs, err := kind.requests(quality.Request{Table: table, TimestampColumn: opts.TimestampColumn, Window: w}, before, c.Columns, c.KeyColumns)
+		if err != nil {
+			out.Failing = append(out.Failing, fmt.Sprintf("%s (%s on %s) was not judged: %v", origin, c.Check, c.Asset, err))
+			continue
 		}
 		supersedes := ""
 		if c.Supersedes != "" && strings.EqualFold(c.Supersedes, inc.Asset) {
 			supersedes = inc.Asset
 		}
-		todo = append(todo, checkRequest{asset: c.Asset, origin: origin, req: req, supersedes: supersedes})
+		add(c.Asset, origin, supersedes, reqs)
 	}
 	wh, err := warehouse.Connect(s.d.Config.Warehouse)
 	if err != nil {
@@ -267,13 +427,43 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 	}
 	defer wh.Close()
 	checker := quality.NewChecker(wh, hist, s.d.Now)
+	g := graph.New(st, s.d.Now)
 	for _, t := range todo {
+		var before quality.RecordedSchema
+		if t.req.Checks[0] == quality.SchemaChanges {
+			// The change that failed is on the asset until the re-run records the columns now.
+			if before, err = recordedSchema(ctx, g, t.asset); err != nil {
+				return CheckRun{}, err
+			}
+		}
 		rep, err := checker.Run(ctx, t.req)
+		for len(t.alts) > 0 && err != nil {
+			t.req, t.alts = t.alts[0], t.alts[1:]
+			rep, err = checker.Run(ctx, t.req)
+		}
 		if err != nil {
 			return CheckRun{}, fmt.Errorf("re-run %s (%s) on %s: %w", t.req.Checks[0], t.origin, t.req.Table, err)
 		}
 		out.RunIDs = append(out.RunIDs, rep.RunID)
-		for _, r := range rep.Results {
+		results := rep.Results
+		if t.hoursOnly {
+			results = nil
+			for _, r := range rep.Results {
+				if r.Check == string(quality.Volume) {
+					t.firstRow = firstRowHour(r, t.req.Window)
+					continue
+				}
+				results = append(results, r)
+			}
+		}
+		if t.req.Checks[0] == quality.SchemaChanges && slices.ContainsFunc(before.Changes, quality.ColumnChange.Harmful) {
+			now, err := recordedSchema(ctx, g, t.asset)
+			if err != nil {
+				return CheckRun{}, err
+			}
+			results = schemaVerdicts(before, now.Columns)
+		}
+		for _, r := range results {
 			value, status, why, err := judge(ctx, hist, t, r, now)
 			if err != nil {
 				return CheckRun{}, err
@@ -289,7 +479,7 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 				out.Failing = append(out.Failing, fmt.Sprintf("%s on %s %s: %s", name, rep.Asset, status, why))
 			}
 		}
-		if len(rep.Results) == 0 {
+		if len(results) == 0 {
 			out.Failing = append(out.Failing, fmt.Sprintf("the re-run of %s (%s) on %s produced no result", t.req.Checks[0], t.origin, rep.Asset))
 		}
 	}
@@ -297,9 +487,13 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 }
 
 // transferable are the metrics a superseding check judges against the superseded asset's history,
-// and whether a value below that asset's expected range is also bad (volume) or fine (fewer nulls,
-// fresher data).
-var transferable = map[string]bool{"null_rate": false, "rows_per_hour": true, "freshness_lag_seconds": false}
+// and whether a value below that asset's expected range is also bad (fewer rows, a smaller sum or
+// mean: values lost or divided) or fine (fewer nulls, zeros, negatives or empty strings, fresher data).
+var transferable = map[string]bool{
+	"null_rate": false, "rows_per_hour": true, "freshness_lag_seconds": false, "load_lag_seconds": false,
+	string(quality.ZeroRate): false, string(quality.NegativeRate): false, string(quality.EmptyRate): false,
+	string(quality.SumPerHour): true, string(quality.Mean): true,
+}
 
 // judge is a result's status for the incident. A superseding check on a new table is judged against
 // the superseded asset's expected range where that asset has one: the new table has no history of
@@ -319,6 +513,12 @@ func judge(ctx context.Context, hist *quality.History, t checkRequest, r quality
 				// A new table's rows start when the corrected job started writing: its rate counts
 				// the hours since its first row in the window, not the whole window.
 				v = round3(rateSinceFirstRow(r, t.req.Window, now))
+				what = fmt.Sprintf("%s since its first row in the window", fmtValue(r.Metric, v))
+			}
+			if r.Metric == string(quality.SumPerHour) && !t.firstRow.IsZero() {
+				// The same for a sum per hour: the window's sum over the hours the new table has rows.
+				w := t.req.Window
+				v = round3(r.Value * w.Hours(now) / quality.Window{Since: t.firstRow, Until: w.Until}.Hours(now))
 				what = fmt.Sprintf("%s since its first row in the window", fmtValue(r.Metric, v))
 			}
 			status = string(quality.Pass)
@@ -368,27 +568,85 @@ func expectedRange(ctx context.Context, hist *quality.History, asset string, r q
 // rateSinceFirstRow is a volume result's rows per hour counted from the hour of its first row in the
 // window (or the window's start, if later) to now.
 func rateSinceFirstRow(r quality.Result, w quality.Window, now time.Time) float64 {
+	return float64(*r.Rows) / quality.Window{Since: firstRowHour(r, w), Until: w.Until}.Hours(now)
+}
+
+// firstRowHour is the hour of a volume result's first row in the window, or the window's start if later.
+func firstRowHour(r quality.Result, w quality.Window) time.Time {
 	var first time.Time
 	for _, h := range r.Hours {
 		if h.Rows > 0 && (first.IsZero() || h.Hour.Before(first)) {
 			first = h.Hour
 		}
 	}
-	since := w.Since
-	if first.After(since) {
-		since = first
+	if first.After(w.Since) {
+		return first
 	}
-	return float64(*r.Rows) / quality.Window{Since: since, Until: w.Until}.Hours(now)
+	return w.Since
 }
 
 func fmtValue(metric string, v float64) string {
 	switch metric {
 	case "null_rate":
 		return strconv.FormatFloat(100*v, 'g', 4, 64) + "% null"
+	case string(quality.ZeroRate):
+		return strconv.FormatFloat(100*v, 'g', 4, 64) + "% zeros"
+	case string(quality.NegativeRate):
+		return strconv.FormatFloat(100*v, 'g', 4, 64) + "% negative"
+	case string(quality.EmptyRate):
+		return strconv.FormatFloat(100*v, 'g', 4, 64) + "% empty"
+	case string(quality.SumPerHour):
+		return strconv.FormatFloat(v, 'g', 6, 64) + " per hour"
+	case "load_lag_seconds":
+		return time.Duration(v*float64(time.Second)).Round(time.Second).String() + " load lag"
 	case "rows_per_hour":
 		return strconv.FormatFloat(v, 'f', 1, 64) + " rows/hour"
 	case "freshness_lag_seconds":
 		return time.Duration(v*float64(time.Second)).Round(time.Second).String() + " behind"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// recordedSchema is what the schema check keeps on asset (nothing when it never ran there).
+func recordedSchema(ctx context.Context, g *graph.Graph, asset string) (quality.RecordedSchema, error) {
+	a, err := g.Get(ctx, graph.URN(asset))
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) {
+		return quality.RecordedSchema{}, nil
+	}
+	if err != nil {
+		return quality.RecordedSchema{}, fmt.Errorf("read the schema snapshot of %s: %w", asset, err)
+	}
+	rs, err := quality.ReadRecordedSchema(a.Attrs)
+	if err != nil {
+		return quality.RecordedSchema{}, fmt.Errorf("schema snapshot of %s: %w", asset, err)
+	}
+	return rs, nil
+}
+
+// schemaVerdicts judge a warehouse schema incident by its change, not by what changed since the
+// last run (a re-run right after the break sees no change and would pass): each column removed,
+// retyped or made nullable passes once the columns now have reverted it.
+func schemaVerdicts(before quality.RecordedSchema, cols []quality.SchemaColumn) []quality.Result {
+	var out []quality.Result
+	zero := 0.0
+	for _, ch := range before.Changes {
+		if !ch.Harmful() {
+			continue
+		}
+		r := quality.Result{Check: string(quality.SchemaChanges), Metric: "schema_changes", Subject: ch.Column, Unit: "changes",
+			ExpectedLow: &zero, ExpectedHigh: &zero, Status: quality.Pass, SQL: "-- no query: the columns the warehouse catalog reports"}
+		when := ""
+		if !before.ChangedAt.IsZero() {
+			when = " at " + before.ChangedAt.UTC().Format(time.RFC3339)
+		}
+		if ch.Undone(cols) {
+			r.Why = fmt.Sprintf("%s%s; it is reverted now", ch.Describe(), when)
+		} else {
+			r.Value, r.Status = 1, quality.Fail
+			r.Why = fmt.Sprintf("%s%s; the table still has it that way", ch.Describe(), when)
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -403,8 +403,10 @@ func TestVerifyDoesNotResolveOnChecksThatCouldNotJudge(t *testing.T) {
 		{"no baseline anywhere", []quality.Check{quality.NullRate}, []string{"null_rate", "volume"}, "not_judged"},
 		// Checks elsewhere that leave out what failed cannot say it is gone.
 		{"without the failure mode", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"volume", "freshness"}, "leave out the incident's failure mode (null_rate)"},
-		// A check the predicted symptom calls for that this pkg/quality cannot run is not a pass.
-		{"a check quality cannot run", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"null_rate", "zero_rate", "volume", "freshness"}, "(zero_rate of  on"},
+		// A column metric the predicted symptom calls for with no history on either table is not a pass.
+		{"a column metric without history", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"null_rate", "zero_rate", "volume", "freshness"}, "zero_rate (egress_bytes) on warehouse:sqlite/main.usage_hourly_v2 not_judged"},
+		// A check name no quality check or column metric knows is not judged either.
+		{"a check quality cannot run", []quality.Check{quality.NullRate, quality.Volume, quality.Freshness}, []string{"null_rate", "p99_latency", "volume", "freshness"}, "(p99_latency of  on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			life, rw, incident := supersedeWorld(t, tc.oldChecks, tc.planChecks)

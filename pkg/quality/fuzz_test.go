@@ -43,3 +43,25 @@ func hasDuplicateNames(cols []snapColumn) bool {
 	}
 	return false
 }
+
+// The specs rebuilt from a recorded subject name what the subject says and never panic.
+func FuzzRecordedSubjects(f *testing.F) {
+	for _, s := range []string{"carrier", "weight by carrier", "main.raw.amount", ".", "a.", " by ", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, subject string) {
+		d := DimensionSpecOf(subject)
+		if d.Measure == "" && d.Column != subject {
+			t.Fatalf("dimension of %q: %+v", subject, d)
+		}
+		specs := ReconcileSpecsOf(subject)
+		if len(specs) == 0 || specs[0].Upstream != subject {
+			t.Fatalf("reconcile of %q: %+v", subject, specs)
+		}
+		for _, sp := range specs[1:] {
+			if sp.Upstream+"."+sp.Column != subject || sp.Column == "" || sp.Upstream == "" {
+				t.Fatalf("reconcile of %q: %+v", subject, sp)
+			}
+		}
+	})
+}

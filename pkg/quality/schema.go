@@ -23,11 +23,7 @@ type ColumnChange struct {
 }
 
 // snapColumn is one column of a recorded snapshot.
-type snapColumn struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-}
+type snapColumn = SchemaColumn
 
 // Graph attributes the schema check keeps on the table's asset: the snapshot it compares with,
 // and the latest change (when and what), which diagnose_incident reads as a warehouse-side
