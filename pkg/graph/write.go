@@ -86,7 +86,15 @@ func (g *Graph) Upsert(ctx context.Context, b Batch) (ImportResult, error) {
 // Import records b as the complete current view of b.Source: everything b asserts is upserted and
 // whatever b.Source asserted before but not now is marked stale (never deleted), in one transaction.
 func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.ImportBatches(ctx, b.Source, b.ObservedAt, func(put func(Batch) error) error { return put(b) })
+	if strings.TrimSpace(b.Source) == "" {
+		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
+	}
+	res := ImportResult{Source: b.Source}
+	if err := checkImportBatch(b.Source, &b, &res); err != nil {
+		return ImportResult{}, err
+	}
+	// Already decoded: nothing to spill, the write transaction is all that is left.
+	return g.writeImport(ctx, b.ObservedAt, res, func(fn func(Batch) error) error { return fn(b) })
 }
 
 // ImportBatches is Import for a view too large to hold as one Batch: fill hands the view to put
@@ -100,9 +108,6 @@ func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
 func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
 	if strings.TrimSpace(source) == "" {
 		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
-	}
-	if observedAt.IsZero() {
-		observedAt = g.now()
 	}
 	res := ImportResult{Source: source}
 	sp, err := newSpill()
@@ -118,13 +123,22 @@ func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt tim
 	}); err != nil {
 		return ImportResult{}, err
 	}
-	err = g.st.Write(ctx, func(tx *sql.Tx) error {
-		w, err := newBatchWriter(ctx, tx, source, store.Timestamp(observedAt), true)
+	return g.writeImport(ctx, observedAt, res, sp.each)
+}
+
+// writeImport records the checked batches each hands out as the complete view of res.Source, in one
+// write transaction; res carries their counts and warnings.
+func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res ImportResult, each func(func(Batch) error) error) (ImportResult, error) {
+	if observedAt.IsZero() {
+		observedAt = g.now()
+	}
+	err := g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, res.Source, store.Timestamp(observedAt), true)
 		if err != nil {
 			return err
 		}
 		defer w.close()
-		if err := sp.each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
+		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
 			return err
 		}
 		return w.finish(ctx, &res)
