@@ -62,7 +62,7 @@ func cpuSeconds() float64 {
 
 // BenchmarkImportManifest imports generated manifests into a new store each run, two ways side by
 // side: streamed (what import_dbt_manifest does: the file read twice, converted in one goroutine
-// while another writes the batches) and
+// while another spills the batches, which are then written in one transaction) and
 // whole (the file read into memory and converted to one batch, as before streaming).
 func BenchmarkImportManifest(b *testing.B) {
 	ctx := context.Background()
