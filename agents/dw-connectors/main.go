@@ -2,7 +2,10 @@
 // (Flink statements, Tableflow) and warehouse metadata.
 package main
 
-import "github.com/dataworkers/dw/pkg/mcpkit"
+import (
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	_ "github.com/dataworkers/dw/pkg/warehouse/snowflake" // this agent queries the warehouse
+)
 
 func main() {
 	mcpkit.Main(mcpkit.Agent{Name: "dw-connectors", Instructions: instructions, Tools: tools})

@@ -13,8 +13,8 @@ const instructions = "Live, read-only views of the systems a Confluent stream ru
 
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.Kafka, connections.SchemaRegistry, connections.Connect,
-			connections.Flink, connections.Tableflow, connections.Warehouse, connections.Prometheus, connections.ConfluentMetrics, connections.Datadog, connections.Lake),
+		sharedtools.CheckConnections(env, nil, connections.Kafka, connections.SchemaRegistry, connections.Connect,
+			connections.Flink, connections.Tableflow, connections.Warehouse, connections.Prometheus, connections.ConfluentMetrics, connections.Datadog),
 		listTopics(env),
 		describeTopic(env),
 		getConsumerLag(env),

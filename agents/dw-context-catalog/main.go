@@ -1,7 +1,10 @@
 // Command dw-context-catalog is the MCP server for the context graph: search, cross-platform lineage and blast radius.
 package main
 
-import "github.com/dataworkers/dw/pkg/mcpkit"
+import (
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	_ "github.com/dataworkers/dw/pkg/warehouse/snowflake" // this agent queries the warehouse
+)
 
 func main() {
 	mcpkit.Main(mcpkit.Agent{Name: "dw-context-catalog", Instructions: instructions, Tools: tools, Resources: resources})

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/dataworkers/dw/agents/internal/sharedtools"
 	"github.com/dataworkers/dw/pkg/connections"
+	"github.com/dataworkers/dw/pkg/connections/lakeprobe"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
@@ -14,7 +15,7 @@ const instructions = "The context graph of assets across Kafka, Schema Registry,
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	d := &deps{env: env}
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.Kafka, connections.SchemaRegistry, connections.Connect, connections.Flink, connections.Tableflow, connections.Warehouse, connections.DBTManifest, connections.CatalogFiles, connections.Lake),
+		sharedtools.CheckConnections(env, []connections.Probe{lakeprobe.Probe}, connections.Kafka, connections.SchemaRegistry, connections.Connect, connections.Flink, connections.Tableflow, connections.Warehouse, connections.DBTManifest, connections.CatalogFiles, connections.Lake),
 		searchCatalog(d),
 		getAsset(d),
 		traceLineage(d),

@@ -1,7 +1,10 @@
 // Command dw-incidents is the MCP server for incidents, diagnosis, proposals, approvals, remediation and receipts.
 package main
 
-import "github.com/dataworkers/dw/pkg/mcpkit"
+import (
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	_ "github.com/dataworkers/dw/pkg/warehouse/snowflake" // this agent queries the warehouse
+)
 
 func main() {
 	mcpkit.Main(mcpkit.Agent{Name: "dw-incidents", Instructions: instructions, Tools: tools, Commands: humanCommands(),

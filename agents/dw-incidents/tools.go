@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/dataworkers/dw/agents/internal/sharedtools"
 	"github.com/dataworkers/dw/pkg/connections"
+	"github.com/dataworkers/dw/pkg/connections/lakeprobe"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
@@ -10,7 +11,7 @@ const instructions = "Incidents from failed checks: evidence-based diagnosis, bl
 
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack, connections.Prometheus, connections.ConfluentMetrics, connections.Datadog, connections.Lake),
+		sharedtools.CheckConnections(env, []connections.Probe{lakeprobe.Probe}, connections.SchemaRegistry, connections.Kafka, connections.Connect, connections.Flink, connections.Tableflow, connections.Airflow, connections.DBTCloud, connections.Slack, connections.Prometheus, connections.ConfluentMetrics, connections.Datadog, connections.Lake),
 		openIncident(env),
 		diagnoseIncident(env),
 		getIncidentHistory(env),

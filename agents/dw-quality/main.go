@@ -1,7 +1,10 @@
 // Command dw-quality is the MCP server for warehouse quality checks with baselines from check history.
 package main
 
-import "github.com/dataworkers/dw/pkg/mcpkit"
+import (
+	"github.com/dataworkers/dw/pkg/mcpkit"
+	_ "github.com/dataworkers/dw/pkg/warehouse/snowflake" // this agent queries the warehouse
+)
 
 func main() {
 	mcpkit.Main(mcpkit.Agent{Name: "dw-quality", Instructions: instructions, Tools: tools})

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/dataworkers/dw/agents/internal/sharedtools"
 	"github.com/dataworkers/dw/pkg/connections"
+	"github.com/dataworkers/dw/pkg/connections/lakeprobe"
 	"github.com/dataworkers/dw/pkg/mcpkit"
 )
 
@@ -12,7 +13,7 @@ const instructions = "Quality checks pushed down into the warehouse (null rate, 
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	d := newDeps(env)
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.Warehouse, connections.Lake),
+		sharedtools.CheckConnections(env, []connections.Probe{lakeprobe.Probe}, connections.Warehouse, connections.Lake),
 		runQualityCheck(d),
 		profileTable(d),
 		runMonitors(d),

@@ -12,7 +12,7 @@ const instructions = "Schema Registry subjects and the downstream effect of a sc
 func tools(env *mcpkit.Env) []mcpkit.Tool {
 	d := &deps{env: env}
 	return []mcpkit.Tool{
-		sharedtools.CheckConnections(env, connections.SchemaRegistry, connections.Kafka),
+		sharedtools.CheckConnections(env, nil, connections.SchemaRegistry, connections.Kafka),
 		listSubjects(d),
 		getSubject(d),
 		diffSchemaVersions(d),

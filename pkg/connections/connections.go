@@ -76,15 +76,17 @@ type Report struct {
 	Healthy bool `json:"healthy"`
 }
 
-// Check probes the store and the given backends concurrently.
-func Check(ctx context.Context, agent string, cfg *config.Config, st *store.Lazy, backends []Backend) Report {
+// Check probes the store and the given backends concurrently. Backends whose clients are heavy
+// (the lake's Iceberg catalog) are probed by the probes the agent's wiring passes in, so only the
+// agents that use them link them.
+func Check(ctx context.Context, agent string, cfg *config.Config, st *store.Lazy, backends []Backend, probes ...Probe) Report {
 	r := Report{Agent: agent, Config: cfg.Source, Backends: make([]Status, len(backends))}
 	var wg sync.WaitGroup
 	for i, b := range backends {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.Backends[i] = probe(ctx, cfg, b)
+			r.Backends[i] = probe(ctx, cfg, b, probes)
 		}()
 	}
 	r.Store = checkStore(ctx, st)
@@ -115,7 +117,7 @@ func checkStore(ctx context.Context, l *store.Lazy) StoreStatus {
 }
 
 // probe runs one backend's check. An unconfigured backend says which key would configure it.
-func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
+func probe(ctx context.Context, cfg *config.Config, b Backend, probes []Probe) Status {
 	s := Status{Backend: b, ConfigKey: configKey(b)}
 	var (
 		endpoint string
@@ -240,14 +242,17 @@ func probe(ctx context.Context, cfg *config.Config, b Backend) Status {
 	default:
 		spec, known := monitoringProbe(cfg, b)
 		if !known {
-			s.Error = "unknown backend"
+			spec, known = linkedProbe(cfg, b, probes)
+		}
+		if !known {
+			s.Error = "no probe for this backend is linked into this agent"
 			return s
 		}
-		s.ConfigKey = spec.key
-		if spec.check == nil {
+		s.ConfigKey = spec.Key
+		if spec.Check == nil {
 			return s
 		}
-		endpoint, timeout, check = spec.endpoint, spec.timeout, spec.check
+		endpoint, timeout, check = spec.Endpoint, spec.Timeout, spec.Check
 	}
 	s.Configured, s.Endpoint = true, endpoint
 	if timeout <= 0 {

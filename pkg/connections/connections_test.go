@@ -259,3 +259,12 @@ func TestAirflowHealthNamesTheSickComponent(t *testing.T) {
 		t.Errorf("airflow: %+v", s)
 	}
 }
+
+// pkg/connections does not link the Snowflake driver: an agent built without it says so.
+func TestSnowflakeWarehouseWithoutTheDriverSaysSo(t *testing.T) {
+	cfg := &config.Config{Warehouse: &config.Warehouse{Engine: "snowflake", DSN: "u:p@acct/db/s", StatementTimeout: time.Second}}
+	s := Check(context.Background(), "dw-test", cfg, lazyStore(t), []Backend{Warehouse}).Backends[0]
+	if !s.Configured || s.Reachable == nil || *s.Reachable || !strings.Contains(s.Error, "built without the Snowflake driver") {
+		t.Fatalf("snowflake without its driver = %+v", s)
+	}
+}

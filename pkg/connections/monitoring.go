@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
-	"github.com/dataworkers/dw/pkg/lake"
 	"github.com/dataworkers/dw/pkg/metrics"
 )
 
@@ -14,31 +13,50 @@ const (
 	Prometheus       Backend = "prometheus"
 	ConfluentMetrics Backend = "confluent_metrics"
 	Datadog          Backend = "datadog"
-	// Lake is the Iceberg catalog the stream lands in.
+	// Lake is the Iceberg catalog the stream lands in; its probe is in pkg/connections/lakeprobe.
 	Lake Backend = "lake"
 )
 
-// probeSpec is how one backend outside the core switch is probed; check is nil when unconfigured.
-type probeSpec struct {
-	key      string
-	endpoint string
-	timeout  time.Duration
-	check    func(context.Context) error
+// ProbeSpec is how one backend outside the core switch is probed: the config key that configures
+// it, where it points (without credentials), the probe's timeout, and the check (nil when the
+// backend is not configured).
+type ProbeSpec struct {
+	Key      string
+	Endpoint string
+	Timeout  time.Duration
+	Check    func(context.Context) error
+}
+
+// Probe is a backend's probe supplied by an agent's wiring, for backends whose client only the
+// agents that use it should link.
+type Probe struct {
+	Backend Backend
+	Spec    func(*config.Config) ProbeSpec
+}
+
+// linkedProbe finds b among the probes an agent passed in.
+func linkedProbe(cfg *config.Config, b Backend, probes []Probe) (ProbeSpec, bool) {
+	for _, p := range probes {
+		if p.Backend == b {
+			return p.Spec(cfg), true
+		}
+	}
+	return ProbeSpec{}, false
 }
 
 // monitoringProbe probes a monitoring backend through the same client the lag tools use, so a
 // pass means the documented answer came back, not merely that something listened.
-func monitoringProbe(cfg *config.Config, b Backend) (probeSpec, bool) {
+func monitoringProbe(cfg *config.Config, b Backend) (ProbeSpec, bool) {
 	m := cfg.Metrics
 	switch b {
 	case Prometheus:
-		spec := probeSpec{key: "metrics.prometheus"}
+		spec := ProbeSpec{Key: "metrics.prometheus"}
 		if m == nil || m.Prometheus == nil {
 			return spec, true
 		}
 		p := m.Prometheus
-		spec.endpoint, spec.timeout = p.URL, p.Timeout
-		spec.check = func(ctx context.Context) error {
+		spec.Endpoint, spec.Timeout = p.URL, p.Timeout
+		spec.Check = func(ctx context.Context) error {
 			c, err := metrics.NewPrometheus(p, time.Now)
 			if err != nil {
 				return err
@@ -47,13 +65,13 @@ func monitoringProbe(cfg *config.Config, b Backend) (probeSpec, bool) {
 		}
 		return spec, true
 	case ConfluentMetrics:
-		spec := probeSpec{key: "metrics.confluent_metrics"}
+		spec := ProbeSpec{Key: "metrics.confluent_metrics"}
 		if m == nil || m.ConfluentMetrics == nil {
 			return spec, true
 		}
 		c := m.ConfluentMetrics
-		spec.endpoint, spec.timeout = c.URL, c.Timeout
-		spec.check = func(ctx context.Context) error {
+		spec.Endpoint, spec.Timeout = c.URL, c.Timeout
+		spec.Check = func(ctx context.Context) error {
 			cl, err := metrics.NewConfluent(c, time.Now)
 			if err != nil {
 				return err
@@ -62,13 +80,13 @@ func monitoringProbe(cfg *config.Config, b Backend) (probeSpec, bool) {
 		}
 		return spec, true
 	case Datadog:
-		spec := probeSpec{key: "metrics.datadog"}
+		spec := ProbeSpec{Key: "metrics.datadog"}
 		if m == nil || m.Datadog == nil {
 			return spec, true
 		}
 		d := m.Datadog
-		spec.endpoint, spec.timeout = d.URL, d.Timeout
-		spec.check = func(ctx context.Context) error {
+		spec.Endpoint, spec.Timeout = d.URL, d.Timeout
+		spec.Check = func(ctx context.Context) error {
 			cl, err := metrics.NewDatadog(d, time.Now)
 			if err != nil {
 				return err
@@ -76,33 +94,6 @@ func monitoringProbe(cfg *config.Config, b Backend) (probeSpec, bool) {
 			return cl.Ping(ctx)
 		}
 		return spec, true
-	case Lake:
-		spec := probeSpec{key: "lake"}
-		if cfg.Lake == nil {
-			return spec, true
-		}
-		lc := cfg.Lake
-		spec.endpoint, spec.timeout = lc.Catalog+": "+lakeEndpoint(lc), lc.Timeout
-		spec.check = func(ctx context.Context) error {
-			l, err := lake.Open(ctx, lc)
-			if err != nil {
-				return err
-			}
-			defer l.Close()
-			return l.Ping(ctx)
-		}
-		return spec, true
 	}
-	return probeSpec{}, false
-}
-
-// lakeEndpoint is where a lake catalog points, without credentials.
-func lakeEndpoint(l *config.Lake) string {
-	switch l.Catalog {
-	case "rest":
-		return l.URI
-	case "glue":
-		return "glue " + l.Region
-	}
-	return l.Warehouse
+	return ProbeSpec{}, false
 }

@@ -6,11 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/internal/promtest"
-	"github.com/dataworkers/dw/pkg/lake/laketest"
 )
 
 // monitoringAPIs answers each probe path with its documented shape, or "{}" when shapeless is set.
@@ -93,22 +91,9 @@ func TestPrometheusProbeAgainstARealServer(t *testing.T) {
 	}
 }
 
-func TestLakeProbeListsTheCatalogsNamespaces(t *testing.T) {
-	dir := t.TempDir()
-	cfg := &config.Config{Lake: laketest.Config(dir, "lkc-p")}
-	l := laketest.Open(t, cfg.Lake)
-	laketest.Create(t, l, "lkc-p", "t1", laketest.Long(1, "id"))
-	r := Check(context.Background(), "dw-test", cfg, lazyStore(t), []Backend{Lake})
-	if s := r.Backends[0]; s.Reachable == nil || !*s.Reachable || !strings.HasPrefix(s.Endpoint, "sql: file://") {
-		t.Fatalf("lake = %+v", s)
-	}
-	bad := &config.Config{Lake: &config.Lake{Catalog: "rest", URI: "http://127.0.0.1:1", Timeout: 2 * time.Second}}
-	r = Check(context.Background(), "dw-test", bad, lazyStore(t), []Backend{Lake})
-	if s := r.Backends[0]; s.Reachable == nil || *s.Reachable || s.Error == "" {
-		t.Fatalf("unreachable rest catalog = %+v", s)
-	}
-	r = Check(context.Background(), "dw-test", &config.Config{}, lazyStore(t), []Backend{Lake})
-	if s := r.Backends[0]; s.Configured || s.ConfigKey != "lake" {
-		t.Fatalf("unconfigured lake = %+v", s)
+func TestABackendWithoutItsLinkedProbeSaysSo(t *testing.T) {
+	r := Check(context.Background(), "dw-test", &config.Config{}, lazyStore(t), []Backend{Lake})
+	if s := r.Backends[0]; s.Configured || s.Error != "no probe for this backend is linked into this agent" {
+		t.Fatalf("lake without its probe = %+v", s)
 	}
 }

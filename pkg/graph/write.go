@@ -1,11 +1,15 @@
 package graph
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -82,42 +86,59 @@ func (g *Graph) Upsert(ctx context.Context, b Batch) (ImportResult, error) {
 // Import records b as the complete current view of b.Source: everything b asserts is upserted and
 // whatever b.Source asserted before but not now is marked stale (never deleted), in one transaction.
 func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
-	return g.ImportBatches(ctx, b.Source, b.ObservedAt, func(put func(Batch) error) error { return put(b) })
+	if strings.TrimSpace(b.Source) == "" {
+		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
+	}
+	res := ImportResult{Source: b.Source}
+	if err := checkImportBatch(b.Source, &b, &res); err != nil {
+		return ImportResult{}, err
+	}
+	// Already decoded: nothing to spill, the write transaction is all that is left.
+	return g.writeImport(ctx, b.ObservedAt, res, func(fn func(Batch) error) error { return fn(b) })
 }
 
 // ImportBatches is Import for a view too large to hold as one Batch: fill hands the view to put
 // batch by batch, and all of it is recorded in one transaction, as observed at observedAt (zero:
 // the graph's clock; a batch's own ObservedAt is ignored). A batch's Source must be source or
-// empty. What tells the rows this import asserted from those it did not is kept in a temporary
-// table of the store's connection, not in memory, so memory does not grow with the view.
+// empty. fill runs before the write transaction begins: each batch is checked and spilled to a
+// temporary file, so the store's write lock is held only while the spilled batches are written,
+// never while a large artifact is being decoded, and other writers do not wait on the decoding.
+// What tells the rows this import asserted from those it did not is kept in a temporary table of
+// the store's connection, so memory does not grow with the view.
 func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
 	if strings.TrimSpace(source) == "" {
 		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
 	}
+	res := ImportResult{Source: source}
+	sp, err := newSpill()
+	if err != nil {
+		return ImportResult{}, err
+	}
+	defer sp.close()
+	if err := fill(func(b Batch) error {
+		if err := checkImportBatch(source, &b, &res); err != nil {
+			return err
+		}
+		return sp.put(b)
+	}); err != nil {
+		return ImportResult{}, err
+	}
+	return g.writeImport(ctx, observedAt, res, sp.each)
+}
+
+// writeImport records the checked batches each hands out as the complete view of res.Source, in one
+// write transaction; res carries their counts and warnings.
+func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res ImportResult, each func(func(Batch) error) error) (ImportResult, error) {
 	if observedAt.IsZero() {
 		observedAt = g.now()
 	}
-	res := ImportResult{Source: source}
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		w, err := newBatchWriter(ctx, tx, source, store.Timestamp(observedAt), true)
+		w, err := newBatchWriter(ctx, tx, res.Source, store.Timestamp(observedAt), true)
 		if err != nil {
 			return err
 		}
 		defer w.close()
-		if err := fill(func(b Batch) error {
-			if b.Source == "" {
-				b.Source = source
-			}
-			if b.Source != source {
-				return fmt.Errorf("graph: import of %s got a batch of %s", source, b.Source)
-			}
-			if err := validateBatch(&b); err != nil {
-				return err
-			}
-			res.Assets, res.Fields, res.Edges = res.Assets+len(b.Assets), res.Fields+len(b.Fields), res.Edges+len(b.Edges)
-			res.Warnings = append(res.Warnings, b.Warnings...)
-			return w.put(ctx, b)
-		}); err != nil {
+		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
 			return err
 		}
 		return w.finish(ctx, &res)
@@ -126,6 +147,75 @@ func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt tim
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// checkImportBatch gives b the import's source (refusing another's), validates it and counts it.
+func checkImportBatch(source string, b *Batch, res *ImportResult) error {
+	if b.Source == "" {
+		b.Source = source
+	}
+	if b.Source != source {
+		return fmt.Errorf("graph: import of %s got a batch of %s", source, b.Source)
+	}
+	if err := validateBatch(b); err != nil {
+		return err
+	}
+	res.Assets, res.Fields, res.Edges = res.Assets+len(b.Assets), res.Fields+len(b.Fields), res.Edges+len(b.Edges)
+	res.Warnings = append(res.Warnings, b.Warnings...)
+	return nil
+}
+
+// spill holds an import's checked batches in a temporary file (gob, one value per batch) between
+// decoding them and writing them, so neither the decoding holds the write lock nor the whole view
+// memory. The file is removed on close.
+type spill struct {
+	f   *os.File
+	buf *bufio.Writer
+	enc *gob.Encoder
+	n   int
+}
+
+func newSpill() (*spill, error) {
+	f, err := os.CreateTemp("", "dw-graph-import-*.gob")
+	if err != nil {
+		return nil, fmt.Errorf("graph: import spill file: %w", err)
+	}
+	buf := bufio.NewWriterSize(f, 1<<20)
+	return &spill{f: f, buf: buf, enc: gob.NewEncoder(buf)}, nil
+}
+
+func (s *spill) put(b Batch) error {
+	if err := s.enc.Encode(&b); err != nil {
+		return fmt.Errorf("graph: spill import batch to %s: %w", s.f.Name(), err)
+	}
+	s.n++
+	return nil
+}
+
+// each decodes the spilled batches in order and hands each to fn.
+func (s *spill) each(fn func(Batch) error) error {
+	if err := s.buf.Flush(); err != nil {
+		return fmt.Errorf("graph: spill import batches to %s: %w", s.f.Name(), err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
+	}
+	dec := gob.NewDecoder(bufio.NewReaderSize(s.f, 1<<20))
+	for range s.n {
+		var b Batch
+		if err := dec.Decode(&b); err != nil {
+			return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *spill) close() {
+	s.f.Close()
+	os.Remove(s.f.Name())
 }
 
 // MarkStale marks stale every claim, field and edge of source that seen does not contain. Field

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/stdlib"
 	sqlite3 "github.com/mattn/go-sqlite3"
-	sf "github.com/snowflakedb/gosnowflake"
 
 	"github.com/dataworkers/dw/pkg/config"
 )
@@ -113,29 +112,6 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, error) {
 		return f
 	}
 	return stdlib.OpenDB(*cfg), nil
-}
-
-// openSnowflake sets the session parameters Snowflake honours for us: a server-side statement
-// timeout, UTC, and a query tag so the account's QUERY_HISTORY shows what Data Workers ran.
-// Snowflake has no read-only session; the role in the DSN must be a reader, and every statement we
-// send is a single SELECT (custom SQL is checked by CheckReadOnlySQL and wrapped in a subquery).
-func openSnowflake(dsn string, timeout time.Duration) (*sql.DB, error) {
-	cfg, err := sf.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("warehouse.dsn is not a valid gosnowflake DSN (user:password@account/DB/SCHEMA?warehouse=WH&role=ROLE): %w", err)
-	}
-	if cfg.Params == nil {
-		cfg.Params = map[string]*string{}
-	}
-	set := func(k, v string) {
-		if cfg.Params[k] == nil {
-			cfg.Params[k] = &v
-		}
-	}
-	set("STATEMENT_TIMEOUT_IN_SECONDS", strconv.Itoa(int((timeout+time.Second-1)/time.Second)))
-	set("TIMEZONE", "UTC")
-	set("QUERY_TAG", "data-workers")
-	return sql.OpenDB(sf.NewConnector(sf.SnowflakeDriver{}, *cfg)), nil
 }
 
 // Close closes the pool.
@@ -373,7 +349,7 @@ func (w *DB) explain(ctx context.Context, err error) error {
 	}
 	var pe *pgconn.PgError
 	var se sqlite3.Error
-	var sfe *sf.SnowflakeError
+	sfNumber, isSF := snowflakeErrorNumber(err)
 	switch {
 	case errors.As(err, &pe):
 		switch pe.Code {
@@ -402,8 +378,8 @@ func (w *DB) explain(ctx context.Context, err error) error {
 		case se.Code == sqlite3.ErrReadonly || strings.Contains(msg, "readonly") || strings.Contains(msg, "query_only"):
 			qe.Kind, qe.Hint = ErrReadOnly, "Data Workers only reads; write the query as a SELECT"
 		}
-	case errors.As(err, &sfe):
-		switch sfe.Number {
+	case isSF:
+		switch sfNumber {
 		case 630, 604:
 			qe.Kind, qe.Hint = ErrTimeout, timeoutHint
 		case 2003:

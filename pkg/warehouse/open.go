@@ -1,5 +1,5 @@
 // Package warehouse runs read-only SQL against the engine the stream lands in: SQLite (the embedded
-// default), PostgreSQL (pgx) and Snowflake (gosnowflake).
+// default), PostgreSQL (pgx) and Snowflake (gosnowflake, linked by importing pkg/warehouse/snowflake).
 package warehouse
 
 import (
@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	sqlite3 "github.com/mattn/go-sqlite3"
-	_ "github.com/snowflakedb/gosnowflake"
 
 	"github.com/dataworkers/dw/pkg/config"
 )
@@ -38,9 +38,45 @@ func Open(c *config.Warehouse) (*sql.DB, error) {
 	case "postgres":
 		return sql.Open("pgx", c.DSN)
 	case "snowflake":
-		return sql.Open("snowflake", c.DSN)
+		return openSnowflake(c.DSN, c.StatementTimeout)
 	}
 	return nil, fmt.Errorf("warehouse.engine %q is not supported; use sqlite, postgres or snowflake", c.Engine)
+}
+
+// SnowflakeDriver is how Snowflake sessions are opened and Snowflake's errors recognised. It is
+// registered by pkg/warehouse/snowflake, which only the agents that query a warehouse import, so
+// gosnowflake and its Arrow dependency stay out of the other binaries.
+type SnowflakeDriver struct {
+	// Open opens a pool whose sessions carry the statement timeout server-side.
+	Open func(dsn string, timeout time.Duration) (*sql.DB, error)
+	// ErrorNumber is Snowflake's error number when err is a Snowflake error.
+	ErrorNumber func(err error) (int, bool)
+}
+
+// snowflakeDriver is set once, at init, like database/sql's own driver registry.
+var snowflakeDriver *SnowflakeDriver
+
+// RegisterSnowflake makes the Snowflake engine available to Open and NewDB.
+func RegisterSnowflake(d SnowflakeDriver) { snowflakeDriver = &d }
+
+// ErrNoSnowflakeDriver says the binary was built without the Snowflake driver.
+var ErrNoSnowflakeDriver = errors.New("warehouse.engine is snowflake, but this binary is built without the Snowflake driver: only the agents that query the warehouse link it")
+
+func openSnowflake(dsn string, timeout time.Duration) (*sql.DB, error) {
+	if snowflakeDriver == nil {
+		return nil, ErrNoSnowflakeDriver
+	}
+	if timeout <= 0 {
+		timeout = 60 * time.Second // the default of warehouse.statement_timeout
+	}
+	return snowflakeDriver.Open(dsn, timeout)
+}
+
+func snowflakeErrorNumber(err error) (int, bool) {
+	if snowflakeDriver == nil {
+		return 0, false
+	}
+	return snowflakeDriver.ErrorNumber(err)
 }
 
 // sqliteConnector opens SQLite connections through a driver of our own (no global registration)

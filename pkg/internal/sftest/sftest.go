@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/dataworkers/dw/pkg/warehouse/snowflake" // the tests that use this fake open the real driver
 )
 
 // Column is one column of a result: its Snowflake type ("text", "fixed", "timestamp_ntz", "real",
