@@ -165,7 +165,6 @@ func TestSampleNeverDecodesOrEchoesAHugeRecord(t *testing.T) {
 	}
 }
 
-
 // A record above kafka.max_record_bytes but inside the sample's cap is read, counted and not decoded.
 func TestSampleCountsARecordAboveTheRecordCapWithoutDecodingIt(t *testing.T) {
 	k, reg := bigBroker(t, "events")
