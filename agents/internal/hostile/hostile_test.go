@@ -384,32 +384,21 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 			for _, tool := range list.Tools {
 				read := tool.Annotations.ReadOnlyHint != nil && *tool.Annotations.ReadOnlyHint
 				before := e.state(t)
-				for _, in := range inputs(tool, e, heavy) {
-					calls++
-					cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
-					began := time.Now()
-					res, err := c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Name, Arguments: in.args}})
-					ccancel()
-					if d := time.Since(began); d > 500*time.Millisecond {
-						t.Logf("SLOW %s (%s): %v", tool.Name, in.what, d)
-					}
-					where := tool.Name + " (" + in.what + ")"
-					if err != nil {
-						if cctx.Err() != nil {
-							t.Fatalf("%s: no answer within 20s", where)
-						}
-						e.check(t, where+" protocol error", err.Error(), true)
-						continue
-					}
-					text := contentText(res)
-					raw, _ := json.Marshal(res.StructuredContent)
-					e.check(t, where, text+string(raw), res.IsError)
-					if strings.Contains(in.what, "wrong type") || strings.Contains(in.what, "wrong items") || strings.Contains(in.what, "not an array") || strings.Contains(in.what, "unknown megabyte key") {
-						if !res.IsError {
-							t.Errorf("%s: a wrong-typed argument was accepted", where)
-						}
-					}
+				// A tool's cases run a few at a time on the one server process: the calls are
+				// independent, and the server answers concurrent requests as a client may send them.
+				cases := inputs(tool, e, heavy)
+				calls += len(cases)
+				sem := make(chan struct{}, parallelCalls)
+				var wg sync.WaitGroup
+				for _, in := range cases {
+					wg.Add(1)
+					sem <- struct{}{}
+					go func() {
+						defer func() { <-sem; wg.Done() }()
+						callOne(ctx, t, c, e, tool, in)
+					}()
 				}
+				wg.Wait()
 				if read {
 					if after := e.state(t); after != before {
 						t.Errorf("%s is a read tool, but the warehouse or the store changed under hostile calls: %s", tool.Name, diffState(before, after))
@@ -424,6 +413,37 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 			}
 			t.Logf("%s: %d tools, %d hostile calls", agent, len(list.Tools), calls)
 		})
+	}
+}
+
+// parallelCalls is how many of one tool's cases are in flight at once.
+const parallelCalls = 4
+
+// callOne sends one hostile case and holds its answer to the rules.
+func callOne(ctx context.Context, t *testing.T, c *client.Client, e *estate, tool mcp.Tool, in input) {
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
+	began := time.Now()
+	res, err := c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Name, Arguments: in.args}})
+	if d := time.Since(began); d > 2*time.Second {
+		t.Logf("SLOW %s (%s): %v", tool.Name, in.what, d)
+	}
+	where := tool.Name + " (" + in.what + ")"
+	if err != nil {
+		if cctx.Err() != nil {
+			t.Errorf("%s: no answer within 20s", where)
+			return
+		}
+		e.check(t, where+" protocol error", err.Error(), true)
+		return
+	}
+	text := contentText(res)
+	raw, _ := json.Marshal(res.StructuredContent)
+	e.check(t, where, text+string(raw), res.IsError)
+	if strings.Contains(in.what, "wrong type") || strings.Contains(in.what, "wrong items") || strings.Contains(in.what, "not an array") || strings.Contains(in.what, "unknown megabyte key") {
+		if !res.IsError {
+			t.Errorf("%s: a wrong-typed argument was accepted", where)
+		}
 	}
 }
 
