@@ -449,6 +449,10 @@ func (c *Cluster) consume(ctx context.Context, topic string, windows []Partition
 				ferr = e
 			}
 		})
+		if ferr != nil && strings.Contains(ferr.Error(), "BrokerMaxReadBytes") {
+			// franz-go refused the answer unread (its error has no type): an uncompressed batch over the caps.
+			return read, incomplete, fmt.Errorf("kafka: a fetch from %s is larger than kafka.max_sample_bytes (%d) plus kafka.max_record_bytes (%d) allow, so it was not read: an uncompressed batch or record above the caps (raise kafka.max_sample_bytes, or sample other partitions or a time range)", topic, opt.MaxSampleBytes, opt.MaxRecordBytes)
+		}
 		if ferr != nil {
 			return read, incomplete, c.fail(cctx, "read "+topic, ferr)
 		}

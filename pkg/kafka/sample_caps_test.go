@@ -37,10 +37,10 @@ func bigBroker(t *testing.T, topic string) (*config.Kafka, *config.SchemaRegistr
 		&config.SchemaRegistry{URL: reg.URL(), Timeout: 5 * time.Second}
 }
 
-func produceEvents(t *testing.T, k *config.Kafka, topic string, events []map[string]any) {
+func produceEvents(t *testing.T, k *config.Kafka, topic string, events []map[string]any, opts ...kgo.Opt) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.BootstrapServers...), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchMaxBytes(64<<20), kgo.MaxBufferedBytes(256<<20), kgo.ProducerLinger(0))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.BootstrapServers...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchMaxBytes(64 << 20), kgo.MaxBufferedBytes(256 << 20), kgo.ProducerLinger(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +179,25 @@ func TestSampleCountsARecordAboveTheRecordCapWithoutDecodingIt(t *testing.T) {
 	}
 	if !s.Truncated || len(s.TruncatedBy) != 1 || !strings.Contains(s.TruncatedBy[0], "kafka.max_record_bytes (1048576 bytes)") {
 		t.Fatalf("truncated_by %q", s.TruncatedBy)
+	}
+}
+
+// An uncompressed 50 MB record makes the broker's answer larger than the client will read: a short
+// error names the cap.
+func TestSampleOfAnUncompressedHugeRecordIsBounded(t *testing.T) {
+	k, reg := bigBroker(t, "events")
+	k.Timeout = 2 * time.Second
+	produceEvents(t, k, "events", []map[string]any{{"code": "A", "blob": strings.Repeat("z", 50<<20)}}, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var err error
+	peak := peakHeap(func() {
+		_, err = kafka.SampleFromConfig(context.Background(), k, reg, "events", kafka.SampleOptions{})
+	})
+	if err == nil || !strings.Contains(err.Error(), "kafka.max_sample_bytes") || len(err.Error()) > 400 {
+		t.Fatalf("want a short error naming the cap, got %v", err)
+	}
+	// The in-process broker builds its 50 MB answer in this heap; the client must not add its own.
+	t.Logf("peak heap above baseline: %.1f MiB", float64(peak)/(1<<20))
+	if peak > 90<<20 {
+		t.Errorf("peak heap %.1f MiB: the refused answer was read", float64(peak)/(1<<20))
 	}
 }
