@@ -48,6 +48,10 @@ type Kafka struct {
 	SASL             *SASL         `yaml:"sasl"`
 	TLS              *TLS          `yaml:"tls"`
 	Timeout          time.Duration `yaml:"timeout"`
+	// MaxRecordBytes bounds one record a sample decodes (larger ones are counted, not decoded);
+	// MaxSampleBytes bounds the bytes one sample fetches (fetching stops there).
+	MaxRecordBytes int `yaml:"max_record_bytes"`
+	MaxSampleBytes int `yaml:"max_sample_bytes"`
 }
 
 // SASL authentication for Kafka. Confluent Cloud uses PLAIN with an API key and secret.

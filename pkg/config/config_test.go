@@ -129,6 +129,8 @@ func TestValidationListsEveryProblemWithItsFix(t *testing.T) {
 kafka:
   bootstrap_servers: ["nohost"]
   sasl: {mechanism: GSSAPI}
+  max_record_bytes: -1
+  max_sample_bytes: 999999999
 schema_registry:
   url: "ftp://x"
 warehouse:
@@ -149,6 +151,8 @@ domains:
 		`kafka.bootstrap_servers[0]: "nohost" is not host:port`,
 		"kafka.sasl.mechanism",
 		"kafka.sasl: username and password are required",
+		"kafka.max_record_bytes: must be between 1 and",
+		"kafka.max_sample_bytes: must be between 1 and",
 		"schema_registry.url",
 		"warehouse.engine",
 		"warehouse.dsn: required",

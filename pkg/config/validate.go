@@ -42,6 +42,12 @@ func (c *Config) Validate() error {
 		if k.Timeout < 0 {
 			add("kafka.timeout: must not be negative")
 		}
+		if k.MaxRecordBytes < 0 || k.MaxRecordBytes > 64<<20 {
+			add("kafka.max_record_bytes: must be between 1 and 67108864 (64 MiB)")
+		}
+		if k.MaxSampleBytes < 0 || k.MaxSampleBytes > 256<<20 {
+			add("kafka.max_sample_bytes: must be between 1 and 268435456 (256 MiB)")
+		}
 	}
 	if r := c.SchemaRegistry; r != nil {
 		checkURL(add, "schema_registry.url", r.URL, true)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -17,7 +18,25 @@ const (
 	MaxPerPartition     = 5000
 	DefaultMaxRecords   = 1000
 	MaxSampleRecords    = 10000
+	// Byte bounds (kafka.max_record_bytes, kafka.max_sample_bytes): a record above the first is
+	// counted but not decoded; fetching stops at the second.
+	DefaultMaxRecordBytes = 1 << 20
+	DefaultMaxSampleBytes = 16 << 20
+	// MaxEchoBytes bounds any one value a sample echoes (value counts, new values, error text).
+	MaxEchoBytes = 200
 )
+
+// clip cuts s to at most n bytes on a rune boundary, with a marker naming the original size.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…[truncated: %d bytes]", s[:cut], len(s))
+}
 
 // SampleOptions choose which records a sample reads.
 type SampleOptions struct {
@@ -30,6 +49,9 @@ type SampleOptions struct {
 	Since, Until time.Time
 	// MaxRecords caps the whole sample.
 	MaxRecords int
+	// MaxRecordBytes and MaxSampleBytes bound the bytes decoded per record and fetched per
+	// sample (defaults DefaultMaxRecordBytes, DefaultMaxSampleBytes).
+	MaxRecordBytes, MaxSampleBytes int
 }
 
 // PartitionSample says what was read from one partition.
@@ -143,7 +165,10 @@ type Sample struct {
 	Timeline    []TimeBucket      `json:"timeline"`
 	Fields      []FieldStat       `json:"fields"`
 	Summary     []string          `json:"summary"`
-	Truncated   bool              `json:"truncated,omitempty" jsonschema:"The window held more records than the bounds allowed"`
+	Truncated   bool              `json:"truncated,omitempty" jsonschema:"The window held more records than the bounds allowed, or a byte cap cut the sample"`
+	TruncatedBy []string          `json:"truncated_by,omitempty" jsonschema:"The byte caps that cut the sample: kafka.max_sample_bytes (fetching stopped) or kafka.max_record_bytes (records counted, not decoded)"`
+	Oversized   int               `json:"oversized,omitempty" jsonschema:"Records larger than kafka.max_record_bytes: counted, not decoded"`
+	BytesRead   int64             `json:"bytes_read"`
 	Warnings    []string          `json:"warnings,omitempty"`
 }
 
@@ -195,9 +220,30 @@ func (c *Cluster) SampleTopic(ctx context.Context, topic string, opt SampleOptio
 	}
 
 	agg := newAggregator()
-	read, incomplete, err := c.consume(ctx, topic, windows, func(r *kgo.Record) {
-		agg.add(ctx, topic, r, res)
-	})
+	budgetHit := false
+	var skippedBatches, skippedOffsets int64
+	read, incomplete, err := c.consume(ctx, topic, windows, opt, func(r *kgo.Record) bool {
+		size := int64(len(r.Key) + len(r.Value))
+		for _, h := range r.Headers {
+			size += int64(len(h.Key) + len(h.Value))
+		}
+		s.BytesRead += size
+		agg.add(ctx, topic, r, res, size <= int64(opt.MaxRecordBytes))
+		r.Value, r.Key, r.Headers = nil, nil, nil // let the fetch's memory go
+		if s.BytesRead >= int64(opt.MaxSampleBytes) {
+			budgetHit = true
+			return false
+		}
+		return true
+	}, func(offsets int64) { skippedBatches++; skippedOffsets += offsets })
+	if skippedBatches > 0 {
+		s.Truncated = true
+		s.TruncatedBy = append(s.TruncatedBy, fmt.Sprintf("kafka.max_sample_bytes (%d bytes): %d compressed batch(es) holding %d offsets decompress past it and were skipped unread", opt.MaxSampleBytes, skippedBatches, skippedOffsets))
+	}
+	if budgetHit {
+		s.Truncated = true
+		s.TruncatedBy = append(s.TruncatedBy, fmt.Sprintf("kafka.max_sample_bytes (%d bytes): fetching stopped after %d bytes", opt.MaxSampleBytes, s.BytesRead))
+	}
 	total := 0
 	for _, n := range read {
 		total += n
@@ -206,7 +252,7 @@ func (c *Cluster) SampleTopic(ctx context.Context, topic string, opt SampleOptio
 		return Sample{}, err
 	}
 	if err != nil {
-		s.Warnings = append(s.Warnings, "stopped early: "+err.Error())
+		s.Warnings = append(s.Warnings, "stopped early: "+clip(err.Error(), MaxEchoBytes))
 	}
 	for i := range s.Partitions {
 		p := &s.Partitions[i]
@@ -216,10 +262,14 @@ func (c *Cluster) SampleTopic(ctx context.Context, topic string, opt SampleOptio
 	if total == 0 {
 		return Sample{}, fmt.Errorf("kafka: topic %s has %d records in the window but none arrived within %s (check kafka ACLs for reading the topic, or raise kafka.timeout)", topic, want, c.timeout)
 	}
-	if len(incomplete) > 0 && err == nil {
+	if len(incomplete) > 0 && err == nil && !budgetHit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d partition(s) not read to the end of the window within %s (transaction markers and compacted-away records leave offsets without records; raise kafka.timeout if the broker is slow)", len(incomplete), c.timeout))
 	}
 	agg.finish(&s)
+	if s.Oversized > 0 {
+		s.Truncated = true
+		s.TruncatedBy = append(s.TruncatedBy, fmt.Sprintf("kafka.max_record_bytes (%d bytes): %d record(s) above it were counted, not decoded", opt.MaxRecordBytes, s.Oversized))
+	}
 	if res == nil && s.Framed > 0 {
 		s.Warnings = append(s.Warnings, "schema_registry is not configured: versions are shown by schema id and fields are not decoded (set schema_registry.url)")
 	}
@@ -239,6 +289,13 @@ func normalize(o *SampleOptions) error {
 	if o.MaxRecords > MaxSampleRecords {
 		return fmt.Errorf("max_records %d is above the limit of %d", o.MaxRecords, MaxSampleRecords)
 	}
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxSampleBytes <= 0 {
+		o.MaxSampleBytes = DefaultMaxSampleBytes
+	}
+	o.MaxRecordBytes = min(o.MaxRecordBytes, o.MaxSampleBytes)
 	if o.Since.IsZero() && !o.Until.IsZero() {
 		return errors.New("until needs since: give a time range start, or neither for the latest records")
 	}
@@ -324,7 +381,10 @@ func (c *Cluster) windows(ctx context.Context, topic string, opt SampleOptions) 
 
 // consume reads each partition's window with a direct (group-less) consumer. It stops when every
 // window is read or the timeout passes, returning what it read.
-func (c *Cluster) consume(ctx context.Context, topic string, windows []PartitionSample, each func(*kgo.Record)) (read map[int32]int, incomplete map[int32]bool, err error) {
+// each returns false to stop (the byte budget is spent); skip is told of a batch passed over because
+// it decompresses past the sample's byte cap. The fetch sizes follow the byte caps, and a broker
+// response larger than the sample cap plus one record is refused before it is read.
+func (c *Cluster) consume(ctx context.Context, topic string, windows []PartitionSample, opt SampleOptions, each func(*kgo.Record) bool, skip func(offsets int64)) (read map[int32]int, incomplete map[int32]bool, err error) {
 	read, incomplete = map[int32]int{}, map[int32]bool{}
 	type cursor struct {
 		segs [][2]int64
@@ -343,6 +403,11 @@ func (c *Cluster) consume(ctx context.Context, topic string, windows []Partition
 	cl, err := NewClient(c.cfg,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.FetchMaxBytes(int32(opt.MaxSampleBytes)),
+		kgo.FetchMaxPartitionBytes(int32(opt.MaxRecordBytes)),
+		kgo.BrokerMaxReadBytes(int32(max(opt.MaxSampleBytes+opt.MaxRecordBytes+64<<10, 1<<20))),
+		kgo.MaxConcurrentFetches(1),
+		kgo.MaxDecompressBatchBytes(opt.MaxSampleBytes),
 	)
 	if err != nil {
 		return read, incomplete, err
@@ -360,18 +425,41 @@ func (c *Cluster) consume(ctx context.Context, topic string, windows []Partition
 			return read, incomplete, nil
 		}
 		var ferr error
-		fetches.EachError(func(_ string, _ int32, e error) {
-			if !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled) {
+		jump := map[int32]kgo.EpochOffset{}
+		fetches.EachError(func(_ string, p int32, e error) {
+			var big *kgo.ErrDecompressTooLarge
+			switch {
+			case errors.As(e, &big):
+				// A batch that decompresses past the sample's byte cap is skipped, never held.
+				skip(big.NextOffset - big.Offset)
+				k := cur[p]
+				if k == nil || !incomplete[p] {
+					return
+				}
+				k.next = max(k.next, big.NextOffset)
+				for k.idx < len(k.segs) && big.NextOffset >= k.segs[k.idx][1] {
+					k.idx++
+				}
+				if k.idx == len(k.segs) {
+					delete(incomplete, p)
+					return
+				}
+				jump[p] = kgo.EpochOffset{Epoch: -1, Offset: max(big.NextOffset, k.segs[k.idx][0])}
+			case !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled):
 				ferr = e
 			}
 		})
+		if ferr != nil && strings.Contains(ferr.Error(), "BrokerMaxReadBytes") {
+			// franz-go refused the answer unread (its error has no type): an uncompressed batch over the caps.
+			return read, incomplete, fmt.Errorf("kafka: a fetch from %s is larger than kafka.max_sample_bytes (%d) plus kafka.max_record_bytes (%d) allow, so it was not read: an uncompressed batch or record above the caps (raise kafka.max_sample_bytes, or sample other partitions or a time range)", topic, opt.MaxSampleBytes, opt.MaxRecordBytes)
+		}
 		if ferr != nil {
 			return read, incomplete, c.fail(cctx, "read "+topic, ferr)
 		}
-		jump := map[int32]kgo.EpochOffset{}
+		stop := false
 		fetches.EachRecord(func(r *kgo.Record) {
 			k, ok := cur[r.Partition]
-			if !ok || !incomplete[r.Partition] {
+			if stop || !ok || !incomplete[r.Partition] {
 				return
 			}
 			// Past the current run (offsets without records): move on to the run holding r.
@@ -393,7 +481,10 @@ func (c *Cluster) consume(ctx context.Context, topic string, windows []Partition
 			delete(jump, r.Partition)
 			k.next = r.Offset + 1
 			read[r.Partition]++
-			each(r)
+			if !each(r) {
+				stop = true
+				return
+			}
 			if r.Offset >= seg[1]-1 {
 				k.idx++
 				if k.idx == len(k.segs) {
@@ -403,6 +494,9 @@ func (c *Cluster) consume(ctx context.Context, topic string, windows []Partition
 				}
 			}
 		})
+		if stop {
+			return read, incomplete, nil
+		}
 		if len(jump) > 0 {
 			cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: jump})
 		}
@@ -439,7 +533,9 @@ func newAggregator() *aggregator {
 	return &aggregator{byID: map[int]int{}, decoders: map[int]*decoder{}, resolveErr: map[int]error{}, fields: map[string]*fieldAcc{}, errors: map[string]int{}, decoded: map[int]int{}}
 }
 
-func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res SchemaResolver) {
+// add counts r; a record above the byte cap (decode false) counts by time and schema id, its
+// fields are not decoded.
+func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res SchemaResolver, decode bool) {
 	a.s.Records++
 	ts := r.Timestamp.UTC()
 	if a.s.Oldest == nil || ts.Before(*a.s.Oldest) {
@@ -457,6 +553,9 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 	id, payload, ok := ParseWire(r.Value)
 	if !ok {
 		a.s.Plain++
+		if !decode {
+			a.s.Oversized++
+		}
 		a.obs = append(a.obs, observation{ts: ts, version: -1})
 		return
 	}
@@ -468,7 +567,7 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 			ri, err := res.ResolveSchema(ctx, id, topic)
 			if err != nil {
 				a.resolveErr[id] = err
-				a.errors[err.Error()]++
+				a.errors[clip(err.Error(), MaxEchoBytes)]++
 			} else {
 				info = ri
 				a.decoders[id] = newDecoder(ri)
@@ -491,6 +590,10 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 		v.LastSeen = ts
 	}
 	a.obs = append(a.obs, observation{ts: ts, version: vi})
+	if !decode {
+		a.s.Oversized++
+		return
+	}
 	d := a.decoders[id]
 	if d == nil {
 		if res != nil && a.resolveErr[id] != nil {
@@ -515,6 +618,7 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 			f.zeroBy[vi]++
 		}
 		if o.countable && !f.overflow {
+			o.value = clip(o.value, MaxEchoBytes)
 			limit := maxDistinctValues
 			if f.enum {
 				limit = maxEnumValues
@@ -531,7 +635,7 @@ func (a *aggregator) add(ctx context.Context, topic string, r *kgo.Record, res S
 	})
 	if err != nil {
 		a.s.Undecodable++
-		a.errors[err.Error()]++
+		a.errors[clip(err.Error(), MaxEchoBytes)]++
 		return
 	}
 	// A field the writer's schema lacks reads as null to every reader that expects it.
@@ -570,7 +674,7 @@ func (a *aggregator) field(path string, d *decoder) *fieldAcc {
 }
 
 func (a *aggregator) finish(s *Sample) {
-	s.Records, s.Tombstones, s.Framed, s.Plain, s.Decoded, s.Undecodable = a.s.Records, a.s.Tombstones, a.s.Framed, a.s.Plain, a.s.Decoded, a.s.Undecodable
+	s.Records, s.Tombstones, s.Framed, s.Plain, s.Decoded, s.Undecodable, s.Oversized = a.s.Records, a.s.Tombstones, a.s.Framed, a.s.Plain, a.s.Decoded, a.s.Undecodable, a.s.Oversized
 	s.Oldest, s.Newest = a.s.Oldest, a.s.Newest
 	sort.SliceStable(a.obs, func(i, j int) bool { return a.obs[i].ts.Before(a.obs[j].ts) })
 	for vi := range a.versions {

@@ -39,7 +39,7 @@ func BenchmarkSampleAggregate(b *testing.B) {
 	for b.Loop() {
 		agg := newAggregator()
 		for _, r := range recs {
-			agg.add(context.Background(), "api-usage", r, res)
+			agg.add(context.Background(), "api-usage", r, res, true)
 		}
 		var s Sample
 		agg.finish(&s)

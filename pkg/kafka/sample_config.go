@@ -9,11 +9,18 @@ import (
 
 // SampleFromConfig opens the cluster k, names schema ids through the registry when sr is configured
 // (nil: versions by schema id, fields not decoded) and samples topic: the one way an agent samples
-// a topic from its config.
+// a topic from its config, with the byte caps kafka.max_record_bytes and kafka.max_sample_bytes
+// unless opt sets its own.
 func SampleFromConfig(ctx context.Context, k *config.Kafka, sr *config.SchemaRegistry, topic string, opt SampleOptions) (Sample, error) {
 	cl, err := Open(k)
 	if err != nil {
 		return Sample{}, err
+	}
+	if opt.MaxRecordBytes <= 0 {
+		opt.MaxRecordBytes = k.MaxRecordBytes
+	}
+	if opt.MaxSampleBytes <= 0 {
+		opt.MaxSampleBytes = k.MaxSampleBytes
 	}
 	defer cl.Close()
 	var res SchemaResolver

@@ -208,7 +208,32 @@ func typeOf(schema map[string]any) string {
 	return ""
 }
 
-func inputs(tool mcp.Tool, e *estate) []input {
+// Input sizes: the megabyte string and the 100,000-item array are costly to send and to validate,
+// so each server gets them once per argument type (heavy); every other tool gets sizes still far
+// above any cap a tool sets, which reach the same checks.
+const (
+	largeLen       = 64 << 10
+	hugeItems      = 100000
+	largeItems     = 5000
+	hugeStrings    = 20000
+	largeStrings   = 2000
+	heavyString    = "string"
+	heavyArray     = "array"
+	heavyStringArr = "string array"
+	heavyObject    = "object"
+)
+
+// sized is the megabyte string when heavy, else its first largeLen bytes.
+func sized(heavy bool) string {
+	if heavy {
+		return huge
+	}
+	return huge[:largeLen]
+}
+
+// inputs generates a tool's hostile cases; heavy(kind) says whether this tool carries the costly
+// size of that kind of argument (true once per server and kind).
+func inputs(tool mcp.Tool, e *estate, heavy func(kind string) bool) []input {
 	props := tool.InputSchema.Properties
 	names := make([]string, 0, len(props))
 	for n := range props {
@@ -234,12 +259,14 @@ func inputs(tool mcp.Tool, e *estate) []input {
 		{"an unknown megabyte key", func() map[string]any { m := base(); m[huge[:1<<16]+"\x00"] = 1; return m }()},
 	}
 	allHuge := base()
-	bigArrays := 0 // the 100,000-item arrays are costly to send: one tool property gets them
+	hasString := false
+	bigArrays := 0 // the big arrays are costly to send: one property of a tool gets them
 	for _, n := range names {
 		s, _ := props[n].(map[string]any)
 		typ := typeOf(s)
 		switch typ {
 		case "string":
+			hasString = true
 			allHuge[n] = huge
 			out = append(out, input{n + " wrong type", with(n, map[string]any{"a": []any{1}})}, input{n + " control characters", with(n, control)})
 			pathLike := strings.Contains(n, "path") || strings.Contains(n, "file") || strings.Contains(n, "dir")
@@ -257,21 +284,29 @@ func inputs(tool mcp.Tool, e *estate) []input {
 		case "boolean":
 			out = append(out, input{n + " wrong type", with(n, "yes")})
 		case "array":
-			wrong := make([]any, 100000)
-			for i := range wrong {
-				wrong[i] = map[string]any{"x": i}
-			}
-			many := make([]any, 20000)
-			for i := range many {
-				many[i] = identifiers[i%len(identifiers)]
-			}
 			out = append(out, input{n + " not an array", with(n, "x")})
 			if bigArrays++; bigArrays == 1 {
-				out = append(out, input{n + " 100,000 wrong items", with(n, wrong)})
+				size := largeItems
+				if heavy(heavyArray) {
+					size = hugeItems
+				}
+				wrong := make([]any, size)
+				for i := range wrong {
+					wrong[i] = map[string]any{"x": i}
+				}
+				out = append(out, input{fmt.Sprintf("%s %d wrong items", n, size), with(n, wrong)})
 			}
 			if items, _ := s["items"].(map[string]any); typeOf(items) == "string" {
 				if bigArrays == 1 {
-					out = append(out, input{n + " 20,000 hostile strings", with(n, many)})
+					size := largeStrings
+					if heavy(heavyStringArr) {
+						size = hugeStrings
+					}
+					many := make([]any, size)
+					for i := range many {
+						many[i] = identifiers[i%len(identifiers)]
+					}
+					out = append(out, input{fmt.Sprintf("%s %d hostile strings", n, size), with(n, many)})
 				}
 				paths := []any{}
 				for _, p := range hostilePaths(e) {
@@ -280,10 +315,22 @@ func inputs(tool mcp.Tool, e *estate) []input {
 				out = append(out, input{n + " hostile paths", with(n, paths)})
 			}
 		case "object":
-			out = append(out, input{n + " wrong type", with(n, []any{1, 2})}, input{n + " huge value", with(n, map[string]any{"k": huge})})
+			out = append(out, input{n + " wrong type", with(n, []any{1, 2})}, input{n + " huge value", with(n, map[string]any{"k": sized(heavy(heavyObject))})})
 		}
 	}
-	out = append(out, input{"every string a megabyte", allHuge})
+	if hasString {
+		big := heavy(heavyString)
+		what := "every string a megabyte"
+		if !big {
+			what = "every string 64 KiB"
+		}
+		for n, v := range allHuge {
+			if v == huge {
+				allHuge[n] = sized(big)
+			}
+		}
+		out = append(out, input{what, allHuge})
+	}
 	return out
 }
 
@@ -328,35 +375,30 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 				}
 			}
 			calls := 0
+			heavyDone := map[string]bool{}
+			heavy := func(kind string) bool {
+				first := !heavyDone[kind]
+				heavyDone[kind] = true
+				return first
+			}
 			for _, tool := range list.Tools {
 				read := tool.Annotations.ReadOnlyHint != nil && *tool.Annotations.ReadOnlyHint
 				before := e.state(t)
-				for _, in := range inputs(tool, e) {
-					calls++
-					cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
-					began := time.Now()
-					res, err := c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Name, Arguments: in.args}})
-					ccancel()
-					if d := time.Since(began); d > 500*time.Millisecond {
-						t.Logf("SLOW %s (%s): %v", tool.Name, in.what, d)
-					}
-					where := tool.Name + " (" + in.what + ")"
-					if err != nil {
-						if cctx.Err() != nil {
-							t.Fatalf("%s: no answer within 20s", where)
-						}
-						e.check(t, where+" protocol error", err.Error(), true)
-						continue
-					}
-					text := contentText(res)
-					raw, _ := json.Marshal(res.StructuredContent)
-					e.check(t, where, text+string(raw), res.IsError)
-					if strings.Contains(in.what, "wrong type") || strings.Contains(in.what, "wrong items") || strings.Contains(in.what, "not an array") || strings.Contains(in.what, "unknown megabyte key") {
-						if !res.IsError {
-							t.Errorf("%s: a wrong-typed argument was accepted", where)
-						}
-					}
+				// A tool's cases run a few at a time on the one server process: the calls are
+				// independent, and the server answers concurrent requests as a client may send them.
+				cases := inputs(tool, e, heavy)
+				calls += len(cases)
+				sem := make(chan struct{}, parallelCalls)
+				var wg sync.WaitGroup
+				for _, in := range cases {
+					wg.Add(1)
+					sem <- struct{}{}
+					go func() {
+						defer func() { <-sem; wg.Done() }()
+						callOne(ctx, t, c, e, tool, in)
+					}()
 				}
+				wg.Wait()
 				if read {
 					if after := e.state(t); after != before {
 						t.Errorf("%s is a read tool, but the warehouse or the store changed under hostile calls: %s", tool.Name, diffState(before, after))
@@ -371,6 +413,37 @@ func TestEveryToolWithHostileInputs(t *testing.T) {
 			}
 			t.Logf("%s: %d tools, %d hostile calls", agent, len(list.Tools), calls)
 		})
+	}
+}
+
+// parallelCalls is how many of one tool's cases are in flight at once.
+const parallelCalls = 4
+
+// callOne sends one hostile case and holds its answer to the rules.
+func callOne(ctx context.Context, t *testing.T, c *client.Client, e *estate, tool mcp.Tool, in input) {
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
+	began := time.Now()
+	res, err := c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Name, Arguments: in.args}})
+	if d := time.Since(began); d > 2*time.Second {
+		t.Logf("SLOW %s (%s): %v", tool.Name, in.what, d)
+	}
+	where := tool.Name + " (" + in.what + ")"
+	if err != nil {
+		if cctx.Err() != nil {
+			t.Errorf("%s: no answer within 20s", where)
+			return
+		}
+		e.check(t, where+" protocol error", err.Error(), true)
+		return
+	}
+	text := contentText(res)
+	raw, _ := json.Marshal(res.StructuredContent)
+	e.check(t, where, text+string(raw), res.IsError)
+	if strings.Contains(in.what, "wrong type") || strings.Contains(in.what, "wrong items") || strings.Contains(in.what, "not an array") || strings.Contains(in.what, "unknown megabyte key") {
+		if !res.IsError {
+			t.Errorf("%s: a wrong-typed argument was accepted", where)
+		}
 	}
 }
 
