@@ -227,15 +227,7 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		}
 		return nil, err
 	}
-	c.summarise(rep)
-	rep.DurationMS = float64(c.now().Sub(started).Microseconds()) / 1000
-	if c.hist != nil {
-		open := req.OpenIncidents != nil && rep.Failed && req.OpenIncidents(rep.Asset)
-		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now()); err != nil {
-			return nil, err
-		}
-	}
-	return rep, nil
+	return c.finish(ctx, req, rep, started)
 }
 
 // execute runs the plan's queries and turns their answers into results.
@@ -600,6 +592,20 @@ func (c *Checker) lagResult(ctx context.Context, metric, column string, newest *
 
 // loadResult measures the load time column apart from the event time, and tells the two causes
 // apart in the freshness sentence: loads still arriving with old events means the source is late;
+// finish summarises a run, times it and records it in the history (opening an incident when the
+// request's policy says so): the last step of every check, warehouse or lake.
+func (c *Checker) finish(ctx context.Context, req Request, rep *Report, started time.Time) (*Report, error) {
+	c.summarise(rep)
+	rep.DurationMS = float64(c.now().Sub(started).Microseconds()) / 1000
+	if c.hist != nil {
+		open := req.OpenIncidents != nil && rep.Failed && req.OpenIncidents(rep.Asset)
+		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now()); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
 // loads stopped means the pipeline is.
 func (c *Checker) loadResult(ctx context.Context, p *plan, fresh *Result, rep *Report, req Request, now time.Time, step func(string)) (Result, error) {
 	var raw any

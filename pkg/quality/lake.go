@@ -87,15 +87,7 @@ func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Repor
 	for _, s := range f.SchemaChanges {
 		rep.Results = append(rep.Results, Result{Check: "schema", Metric: "schema_change", Unit: "fields", Value: 1, Status: Warn, SQL: meta, Why: s})
 	}
-	c.summarise(rep)
-	rep.DurationMS = float64(c.now().Sub(started).Microseconds()) / 1000
-	if c.hist != nil {
-		open := req.OpenIncidents != nil && rep.Failed && req.OpenIncidents(rep.Asset)
-		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now()); err != nil {
-			return nil, err
-		}
-	}
-	return rep, nil
+	return c.finish(ctx, req, rep, started)
 }
 
 func (c *Checker) lakeVolume(ctx context.Context, f LakeFacts, rep *Report, now time.Time, meta string) (Result, error) {
