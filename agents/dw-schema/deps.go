@@ -292,7 +292,7 @@ func (d *deps) historyOf(ctx context.Context, name, level, policy, schemaType st
 		return s, err
 	}
 	if name == "" {
-		return nil, errors.New("name the subject (e.g. api-usage-value), or give earlier_versions to check offline")
+		return nil, errors.New("name the subject (e.g. orders-value), or give earlier_versions to check offline")
 	}
 	c, err := d.registry()
 	if err != nil {
