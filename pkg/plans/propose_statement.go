@@ -115,6 +115,15 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 		}
 		reps = append(reps, r)
 	}
+	if len(reps) > 0 {
+		next, err := dc.newSchema(ctx, sc)
+		if err != nil {
+			return Proposal{}, false, err
+		}
+		for i := range reps {
+			reps[i].readOldFirstWhenZero(next, []string{reps[i].With})
+		}
+	}
 	for k := range dc.mappings {
 		if !containsFold(reader.ReadsFields, k) || !removedOrRenamed(sc, k) {
 			return Proposal{}, false, fmt.Errorf("field_mappings names %s, which %s v%d did not remove or rename among the fields %s reads (%s)",
@@ -251,13 +260,9 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 // fields of the schema version that removed the field (the new schema), and give a number when
 // the removed field was one (a string field must be CAST).
 func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaChange, source, removed, expr, removedType string) (Replacement, error) {
-	order, versions, err := storedSchemas(ctx, dc.src.Store, sc.Subject)
+	next, err := dc.newSchema(ctx, sc)
 	if err != nil {
 		return Replacement{}, err
-	}
-	next := versions[sc.Version]
-	if next == nil && len(order) > 0 {
-		next = versions[order[len(order)-1]]
 	}
 	if next == nil {
 		return Replacement{}, fmt.Errorf("no stored schema version of %s to check it against (run sync_catalog or register the schema)", sc.Subject)
@@ -270,8 +275,41 @@ func (dc *draftContext) clientMapping(ctx context.Context, sc diagnosis.SchemaCh
 	if by == "" {
 		by = "the client"
 	}
-	return Replacement{Removed: removed, With: expr, Conversion: "(" + expr + ")", Origin: OriginMappingClient,
-		Why: fmt.Sprintf("%s gave the mapping %s = %s in field_mappings; it parses and reads only %s of %s v%d", by, removed, expr, strings.Join(reads, ", "), sc.Subject, sc.Version)}, nil
+	r := Replacement{Removed: removed, With: expr, Conversion: "(" + expr + ")", Origin: OriginMappingClient,
+		Why: fmt.Sprintf("%s gave the mapping %s = %s in field_mappings; it parses and reads only %s of %s v%d", by, removed, expr, strings.Join(reads, ", "), sc.Subject, sc.Version)}
+	r.readOldFirstWhenZero(next, reads)
+	return r, nil
+}
+
+// newSchema is the stored schema of the version that made the change (the newest stored one
+// when that version is not stored); nil when none is stored.
+func (dc *draftContext) newSchema(ctx context.Context, sc diagnosis.SchemaChange) (*schema.Schema, error) {
+	order, versions, err := storedSchemas(ctx, dc.src.Store, sc.Subject)
+	if err != nil {
+		return nil, err
+	}
+	next := versions[sc.Version]
+	if next == nil && len(order) > 0 {
+		next = versions[order[len(order)-1]]
+	}
+	return next, nil
+}
+
+// readOldFirstWhenZero reads the restored field first when a field the replacement reads has no
+// presence in next (a proto3 scalar): such a field reads as its zero value, never null, in the
+// records written before it existed, so COALESCE(replacement, old) would never fall back to
+// the old field and would turn every old record's value into 0.
+func (r *Replacement) readOldFirstWhenZero(next *schema.Schema, reads []string) {
+	if next == nil || next.Format != schema.Protobuf {
+		return
+	}
+	for _, f := range next.Fields {
+		if !f.Nullable && containsFold(reads, f.Path) {
+			r.OldFirst = true
+			r.Why += fmt.Sprintf("; %s has no presence (proto3), so records written before it existed read it as 0, not null: the restored %s is read first", f.Path, r.Removed)
+			return
+		}
+	}
 }
 
 // checkMapping checks a client's expression for removed against the new schema and returns the
@@ -416,6 +454,18 @@ func groupKey(stmt sqlparse.Statement) ([]string, string) {
 			key = append(key, out)
 			if strings.EqualFold(name, "window_start") {
 				timeCol = out
+			}
+		}
+	}
+	if len(sel.GroupBy) == 0 {
+		// A statement that lands each record: its time is the column it writes from $rowtime,
+		// Confluent Flink's system column holding the record's Kafka timestamp.
+		for _, it := range sel.Items {
+			if c, ok := it.Expr.(*sqlparse.ColumnRef); ok && strings.EqualFold(c.Parts[len(c.Parts)-1], "$rowtime") {
+				timeCol = c.Parts[len(c.Parts)-1]
+				if it.Alias != "" {
+					timeCol = it.Alias
+				}
 			}
 		}
 	}

@@ -33,6 +33,9 @@ type Replacement struct {
 	Loss  string `json:"precision_loss,omitempty"`
 	// Origin says who the mapping came from: the schema's rename, pkg/units, or the client.
 	Origin string `json:"origin"`
+	// OldFirst reads the restored field before the replacement: the replacement reads as a
+	// zero, not null, in records written before it existed (a proto3 scalar without presence).
+	OldFirst bool `json:"old_first,omitempty"`
 }
 
 // Where a replacement came from.
@@ -88,7 +91,8 @@ func deriveReplacement(removed string, added []string, renamedTo string, types m
 }
 
 // Expression is the read of the removed field in the corrected statement: the replacement
-// converted to the old unit, falling back to the old field (records still written with it). A
+// converted to the old unit, falling back to the old field (records still written with it), or
+// the old field first when the replacement reads as zero where absent (OldFirst). A
 // derived conversion widens integers to BIGINT before multiplying and rounds (never truncates)
 // into an integer field; a hand-given factor is applied to the replacement cast to BIGINT.
 func (r Replacement) Expression(qualifier string) string {
@@ -100,6 +104,9 @@ func (r Replacement) Expression(qualifier string) string {
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":
 		with = "CAST(" + with + " AS BIGINT) * " + r.Factor
+	}
+	if r.OldFirst {
+		return fmt.Sprintf("COALESCE(%s%s, %s)", qualifier, quoteIdent(r.Removed), with)
 	}
 	return fmt.Sprintf("COALESCE(%s, %s%s)", with, qualifier, quoteIdent(r.Removed))
 }
@@ -115,6 +122,9 @@ func (r Replacement) Readable() string {
 		with = strings.ReplaceAll(r.Conversion, "%s", with)
 	case r.Factor != "1":
 		with += " * " + r.Factor
+	}
+	if r.OldFirst {
+		return fmt.Sprintf("COALESCE(%s, %s)", quoteIdent(r.Removed), with)
 	}
 	return fmt.Sprintf("COALESCE(%s, %s)", with, quoteIdent(r.Removed))
 }
