@@ -25,10 +25,10 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
 	"github.com/dataworkers/dw/pkg/connect/connecttest"
-	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/registry/srtest"
+	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 )
 
 func TestMain(m *testing.M) {

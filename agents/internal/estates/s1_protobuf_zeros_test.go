@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
-	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 	"github.com/dataworkers/dw/pkg/schema"
+	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 )
 
 // S1: a parcel carrier's scans in Protobuf (proto3). v2 removes the scalar weight_grams
