@@ -295,18 +295,22 @@ func (dc *draftContext) newSchema(ctx context.Context, sc diagnosis.SchemaChange
 	return next, nil
 }
 
-// readOldFirstWhenZero reads the restored field first when a field the replacement reads has no
-// presence in next (a proto3 scalar): such a field reads as its zero value, never null, in the
-// records written before it existed, so COALESCE(replacement, old) would never fall back to
-// the old field and would turn every old record's value into 0.
+// readOldFirstWhenZero reads the restored field first when a field the replacement reads cannot
+// be null in next: a proto3 scalar without presence reads as its zero value, and a non-null Avro
+// field as its default, in the records written before it existed, so COALESCE(replacement, old)
+// would never fall back to the old field and would give every old record that value.
 func (r *Replacement) readOldFirstWhenZero(next *schema.Schema, reads []string) {
-	if next == nil || next.Format != schema.Protobuf {
+	if next == nil || next.Format != schema.Protobuf && next.Format != schema.Avro {
 		return
 	}
 	for _, f := range next.Fields {
 		if !f.Nullable && containsFold(reads, f.Path) {
 			r.OldFirst = true
-			r.Why += fmt.Sprintf("; %s has no presence (proto3), so records written before it existed read it as 0, not null: the restored %s is read first", f.Path, r.Removed)
+			why := "has no presence (proto3), so records written before it existed read it as 0"
+			if next.Format == schema.Avro {
+				why = "is not nullable, so records written before it existed read it as its default"
+			}
+			r.Why += fmt.Sprintf("; %s %s, not null: the restored %s is read first", f.Path, why, r.Removed)
 			return
 		}
 	}

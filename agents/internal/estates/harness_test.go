@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL warehouses
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	_ "github.com/mattn/go-sqlite3" // the SQLite warehouses
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -668,4 +671,83 @@ func (e *estate) writeDBT(project, adapter, database, schema string, src dbtSour
 		e.t.Fatal(err)
 	}
 	e.manifest = e.writeFile("dbt/target/manifest.json", string(raw))
+}
+
+// postgres gives the estate a fresh database on the shared PostgreSQL cluster as its warehouse
+// and returns a connection to it and the database's name.
+func (e *estate) postgres() (*sql.DB, string) {
+	e.t.Helper()
+	dsn := warehousetest.SharedPostgres(e.t).NewDatabase(e.t)
+	wh, err := sql.Open("pgx", dsn)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { wh.Close() })
+	var db string
+	if err := wh.QueryRow("SELECT current_database()").Scan(&db); err != nil {
+		e.t.Fatal(err)
+	}
+	e.warehouse.Engine, e.warehouse.DSN = "postgres", dsn
+	return wh, db
+}
+
+// sqlite gives the estate a SQLite file as its warehouse.
+func (e *estate) sqlite() *sql.DB {
+	e.t.Helper()
+	path := filepath.Join(e.dir, "warehouse.db")
+	wh, err := sql.Open("sqlite3", path+"?_busy_timeout=10000&_journal_mode=WAL")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { wh.Close() })
+	e.warehouse.Engine, e.warehouse.DSN = "sqlite", path
+	return wh
+}
+
+// olRun is one OpenLineage run of a job, as an integration emits it on completion.
+type olRun struct {
+	Namespace, Job, Integration string
+	// Parent names the parent job (an Airflow task's DAG), in the same namespace.
+	Parent  string
+	Owner   string
+	Inputs  [][2]string // namespace, name
+	Outputs [][2]string
+	At      time.Time
+}
+
+// writeOpenLineage writes the runs as NDJSON RunEvents (spec 2-0-2) and adds the file to the
+// estate's OpenLineage paths.
+func (e *estate) writeOpenLineage(name string, runs ...olRun) {
+	e.t.Helper()
+	var lines []string
+	for i, r := range runs {
+		ds := func(list [][2]string) []map[string]any {
+			out := []map[string]any{}
+			for _, d := range list {
+				out = append(out, map[string]any{"namespace": d[0], "name": d[1]})
+			}
+			return out
+		}
+		run := map[string]any{"runId": fmt.Sprintf("01939d2e-0000-7000-8000-%012d", i+1), "facets": map[string]any{}}
+		if r.Parent != "" {
+			run["facets"] = map[string]any{"parent": map[string]any{
+				"_producer":  "https://github.com/apache/airflow/tree/providers-openlineage/1.9.0",
+				"_schemaURL": "https://openlineage.io/spec/facets/1-0-1/ParentRunFacet.json#/$defs/ParentRunFacet",
+				"run":        map[string]any{"runId": fmt.Sprintf("01939d2e-0000-7000-9000-%012d", i+1)},
+				"job":        map[string]any{"namespace": r.Namespace, "name": r.Parent}}}
+		}
+		facets := map[string]any{"jobType": map[string]any{"processingType": "BATCH", "integration": r.Integration, "jobType": "TASK"}}
+		if r.Owner != "" {
+			facets["ownership"] = map[string]any{"owners": []map[string]any{{"name": r.Owner, "type": "team"}}}
+		}
+		ev := map[string]any{"eventTime": r.At.UTC().Format(time.RFC3339Nano), "producer": "https://github.com/OpenLineage/OpenLineage",
+			"schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent", "eventType": "COMPLETE", "run": run,
+			"job": map[string]any{"namespace": r.Namespace, "name": r.Job, "facets": facets}, "inputs": ds(r.Inputs), "outputs": ds(r.Outputs)}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	e.openLineage = append(e.openLineage, e.writeFile(name, strings.Join(lines, "\n")+"\n"))
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
 	"github.com/dataworkers/dw/pkg/schema"
-	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 )
 
 // S1: a parcel carrier's scans in Protobuf (proto3). v2 removes the scalar weight_grams
@@ -88,8 +87,6 @@ func s1Message(t *testing.T, text string) protoreflect.MessageDescriptor {
 }
 
 func TestS1ProtobufZerosLandInPostgres(t *testing.T) {
-	pg := warehousetest.SharedPostgres(t)
-	dsn := pg.NewDatabase(t)
 	created := newClock().HistStart.Add(-24 * time.Hour)
 	e := newEstate(t, []confluenttest.Statement{{Name: s1Statement, SQL: s1SQL, Phase: "RUNNING", CreatedAt: created,
 		Properties: map[string]string{"sql.current-catalog": "logistics-prod", "sql.current-database": "logistics-cluster"}}},
@@ -97,19 +94,10 @@ func TestS1ProtobufZerosLandInPostgres(t *testing.T) {
 	e.seedSchema(s1Subject, 1, 201, sr.TypeProtobuf, s1V1)
 	md1, md2 := s1Message(t, s1V1), s1Message(t, s1V2)
 
-	wh, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wh.Close()
-	var db string
-	if err := wh.QueryRow("SELECT current_database()").Scan(&db); err != nil {
-		t.Fatal(err)
-	}
+	wh, db := e.postgres()
 	if _, err := wh.Exec(`CREATE TABLE parcel_weights (scan_id TEXT NOT NULL, depot TEXT NOT NULL, weight_grams BIGINT, scanned_at TIMESTAMP NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	e.warehouse.Engine, e.warehouse.DSN = "postgres", dsn
 	tableURN := "warehouse:postgres/" + db + ".public." + s1Table
 	e.catalogFiles = []string{e.writeFile("landing.yaml", fmt.Sprintf(`version: 1
 edges:
