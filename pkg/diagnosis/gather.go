@@ -180,7 +180,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 			case v.firstSeen.After(in.Onset):
 				after = append(after, late{name, i})
 			case in.Onset.Sub(v.firstSeen) <= lookBack:
-				g.consider(&in, &ev, lin, p, pins, fieldLevel, name, versions, i, v.firstSeen, "")
+				g.consider(ctx, &in, &ev, lin, p, pins, fieldLevel, name, versions, i, v.firstSeen, "")
 			}
 		}
 	}
@@ -199,7 +199,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 		first, ok := earliestInSample(lr.sampled[l.subject], l.subject, v.version)
 		switch {
 		case ok && !first.After(in.Onset) && in.Onset.Sub(first) <= lookBack:
-			g.consider(&in, &ev, lin, p, pins, fieldLevel, l.subject, stored[l.subject], l.i, first,
+			g.consider(ctx, &in, &ev, lin, p, pins, fieldLevel, l.subject, stored[l.subject], l.i, first,
 				fmt.Sprintf("dw-schema recorded v%d at %s, after the onset; its earliest record in the sample is at %s", v.version,
 					v.firstSeen.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339)))
 		case ok && !first.After(in.Onset):
@@ -222,7 +222,7 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 
 // consider diffs versions[i] of subject against the version before it and adds the schema change,
 // first seen at firstSeen (note says where that time comes from when not from dw-schema).
-func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, pins map[graph.URN]map[string]flinksql.Pin, fieldLevel bool,
+func (g *Gatherer) consider(ctx context.Context, in *Input, ev *Evidence, lin graph.Lineage, p path, pins map[graph.URN]map[string]flinksql.Pin, fieldLevel bool,
 	name string, versions []storedVersion, i int, firstSeen time.Time, note string) {
 	sj := p.subjects[name]
 	v := versions[i]
@@ -233,7 +233,7 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 		return
 	}
 	prev := versions[i-1]
-	changes, predicted, err := diffVersions(prev, v)
+	changes, predicted, err := diffVersions(prev, v, "")
 	if err != nil {
 		ev.Versions = append(ev.Versions, vc)
 		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
@@ -270,6 +270,12 @@ func (g *Gatherer) consider(in *Input, ev *Evidence, lin graph.Lineage, p path, 
 	}
 	sc.SubjectUpstream = !fieldLevel
 	sc.Readers = readers(lin, sj.topics, changed, pins, name, p.sql)
+	if mode := g.errorHandling(ctx, sc.Readers); mode != "" {
+		// The pinned readers skip (or log) what they cannot decode: predict that, not a failure.
+		if _, again, err := diffVersions(prev, v, mode); err == nil {
+			sc.Predicted = again
+		}
+	}
 	for i := range sc.Readers {
 		readSQL(&sc.Readers[i], p.sql[graph.URN(sc.Readers[i].URN)], sc.Predicted, sc.Changes)
 	}
@@ -466,9 +472,26 @@ func storedVersions(ctx context.Context, st *store.Store, subject string) ([]sto
 	return out, rows.Err()
 }
 
-// diffVersions diffs two stored versions and predicts what a reader pinned to prev sees of each
-// reader-affecting change in records written with cur.
-func diffVersions(prev, cur storedVersion) ([]schema.Change, []impact.View, error) {
+// errorHandling is the Flink error-handling mode the readers decode with: the first one set on
+// a reader or on the topic it reads ("" = fail, the default).
+func (g *Gatherer) errorHandling(ctx context.Context, rs []Reader) string {
+	for _, r := range rs {
+		stmt, err := g.g.Get(ctx, graph.URN(r.URN))
+		if err != nil {
+			continue
+		}
+		topic, _ := g.g.Get(ctx, graph.TopicURN(r.table))
+		if m := impact.ErrorHandling(stmt, topic); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// diffVersions diffs two stored versions and predicts what a reader pinned to prev, decoding
+// with the Flink error-handling mode errorHandling, sees of each reader-affecting change in
+// records written with cur.
+func diffVersions(prev, cur storedVersion, errorHandling string) ([]schema.Change, []impact.View, error) {
 	parse := func(v storedVersion) (*schema.Schema, error) {
 		f, err := schema.ParseFormat(v.format)
 		if err != nil {
@@ -488,7 +511,7 @@ func diffVersions(prev, cur storedVersion) ([]schema.Change, []impact.View, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return schema.Diff(o, n), impact.Predict(o, n, ""), nil
+	return schema.Diff(o, n), impact.Predict(o, n, errorHandling), nil
 }
 
 // readers are the statements on the path that read a changed field from a topic the subject

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dataworkers/dw/agents/internal/agentbin"
 	"github.com/dataworkers/dw/pkg/config"
@@ -31,6 +32,7 @@ import (
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/registry/srtest"
+	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/warehouse/warehousetest"
 )
 
@@ -637,13 +639,16 @@ func (e *estate) writeDBT(project, adapter, database, schema string, src dbtSour
 	for _, m := range models {
 		id := "model." + project + "." + m.Name
 		rel := fmt.Sprintf(`"%s"."%s"."%s"`, database, schema, m.Name)
+		if database == "" {
+			rel = fmt.Sprintf(`"%s"."%s"`, schema, m.Name)
+		}
 		if adapter == "snowflake" {
 			rel = strings.ToUpper(database + "." + schema + "." + m.Name)
 		}
 		file := "models/" + m.Name + ".sql"
 		nodes[id] = map[string]any{
 			"unique_id": id, "resource_type": "model", "name": m.Name, "package_name": project,
-			"database": database, "schema": schema, "alias": m.Name, "relation_name": rel,
+			"database": nullable(database), "schema": schema, "alias": m.Name, "relation_name": rel,
 			"config":        map[string]any{"enabled": true, "materialized": "table", "meta": map[string]any{"owner": dataOwner}, "tags": []string{}},
 			"columns":       cols(m.Columns),
 			"depends_on":    map[string]any{"nodes": []string{srcID}, "macros": []string{}},
@@ -659,7 +664,7 @@ func (e *estate) writeDBT(project, adapter, database, schema string, src dbtSour
 		"nodes": nodes,
 		"sources": map[string]any{srcID: map[string]any{
 			"unique_id": srcID, "resource_type": "source", "name": src.Table, "source_name": src.Source, "package_name": project,
-			"database": database, "schema": schema, "identifier": src.Table, "relation_name": src.Relation,
+			"database": nullable(database), "schema": schema, "identifier": src.Table, "relation_name": src.Relation,
 			"columns": cols(src.Columns), "config": map[string]any{"enabled": true}, "meta": map[string]any{}, "tags": []string{},
 			"fqn": []string{project, src.Source, src.Table}, "description": "",
 		}},
@@ -750,4 +755,22 @@ func (e *estate) writeOpenLineage(name string, runs ...olRun) {
 		lines = append(lines, string(b))
 	}
 	e.openLineage = append(e.openLineage, e.writeFile(name, strings.Join(lines, "\n")+"\n"))
+}
+
+// nullable is nil for "" (a manifest's null), the string otherwise.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// protoMessage is the first message of a Protobuf schema, compiled as the registry holds it.
+func protoMessage(t *testing.T, text string) protoreflect.MessageDescriptor {
+	t.Helper()
+	s, err := schema.Parse(schema.Protobuf, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ProtoFile().Messages().Get(0)
 }

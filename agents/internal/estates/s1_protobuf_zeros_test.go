@@ -15,7 +15,6 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
-	"github.com/dataworkers/dw/pkg/schema"
 )
 
 // S1: a parcel carrier's scans in Protobuf (proto3). v2 removes the scalar weight_grams
@@ -77,22 +76,13 @@ func s1Scans(c clock) []s1Scan {
 	return out
 }
 
-func s1Message(t *testing.T, text string) protoreflect.MessageDescriptor {
-	t.Helper()
-	s, err := schema.Parse(schema.Protobuf, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.ProtoFile().Messages().Get(0)
-}
-
 func TestS1ProtobufZerosLandInPostgres(t *testing.T) {
 	created := newClock().HistStart.Add(-24 * time.Hour)
 	e := newEstate(t, []confluenttest.Statement{{Name: s1Statement, SQL: s1SQL, Phase: "RUNNING", CreatedAt: created,
 		Properties: map[string]string{"sql.current-catalog": "logistics-prod", "sql.current-database": "logistics-cluster"}}},
 		s1Topic, s1Sink)
 	e.seedSchema(s1Subject, 1, 201, sr.TypeProtobuf, s1V1)
-	md1, md2 := s1Message(t, s1V1), s1Message(t, s1V2)
+	md1, md2 := protoMessage(t, s1V1), protoMessage(t, s1V2)
 
 	wh, db := e.postgres()
 	if _, err := wh.Exec(`CREATE TABLE parcel_weights (scan_id TEXT NOT NULL, depot TEXT NOT NULL, weight_grams BIGINT, scanned_at TIMESTAMP NOT NULL)`); err != nil {
@@ -243,7 +233,7 @@ type s1Landed struct{ rows, zeros int }
 // round(weight_kg * 1000) grams.
 func s1Land(t *testing.T, wh *sql.DB, table string, recs []*kgo.Record, md1 protoreflect.MessageDescriptor, from time.Time) s1Landed {
 	t.Helper()
-	md2 := s1Message(t, s1V2)
+	md2 := protoMessage(t, s1V2)
 	tx, err := wh.Begin()
 	if err != nil {
 		t.Fatal(err)

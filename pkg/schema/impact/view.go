@@ -110,7 +110,7 @@ func ReaderView(format schema.Format, oldField, newField *schema.Field, errorHan
 	v := View{Field: oldField.Path, Format: format}
 	switch format {
 	case schema.Protobuf:
-		protobufView(&v, oldField, newField)
+		protobufView(&v, oldField, newField, errorHandling)
 	case schema.JSON:
 		jsonView(&v, oldField, newField)
 	default:
@@ -177,7 +177,7 @@ func avroView(v *View, old, new *schema.Field, mode string) {
 	}
 }
 
-func protobufView(v *View, old, new *schema.Field) {
+func protobufView(v *View, old, new *schema.Field, errorHandling string) {
 	if new != nil && new.Tag == old.Tag && new.Type == old.Type {
 		v.Symptom, v.Sees, v.Why = SymptomNone, "the value", "the same tag and type: the wire is unchanged"
 		return
@@ -192,8 +192,7 @@ func protobufView(v *View, old, new *schema.Field) {
 	}
 	switch {
 	case !old.Optional:
-		v.Symptom, v.Sees = SymptomStatementFailed, "no record"
-		v.Why = fmt.Sprintf("proto2: %s is required in the reader's schema and absent on the wire, so parsing fails", old.Path)
+		undecodable(v, errorHandling, fmt.Sprintf("proto2: %s is required in the reader's schema and absent on the wire, so parsing fails", old.Path))
 	case strings.HasPrefix(old.Type, "repeated ") || strings.HasPrefix(old.Type, "map<"):
 		v.Symptom, v.Sees = SymptomZeros, "an empty list"
 		v.Why = fmt.Sprintf("Protobuf: the writer sends no %s elements, so the reader sees an empty %s", old.Path, old.Type)
@@ -336,6 +335,10 @@ func effectOf(s Symptom, parent effect) effect {
 	}
 	return parent
 }
+
+// ErrorHandling is the error-handling mode of a Flink statement reading source: its own, or else
+// the one set on the table it reads ("" = fail).
+func ErrorHandling(stmt, source graph.Asset) string { return errorHandling(stmt, source) }
 
 // errorHandling is the error-handling mode set on the statement or on the table it reads.
 func errorHandling(stmt, source graph.Asset) string {

@@ -88,6 +88,10 @@ message Pick { required string sku = 1; optional int32 qty = 2 [default = 1]; op
 	if v := impact.ReaderView(schema.Protobuf, field(t, old, "sku"), nil, ""); v.Symptom != impact.SymptomStatementFailed {
 		t.Errorf("required: %+v", v)
 	}
+	// Under error-handling.mode log or ignore the record that fails to parse is skipped.
+	if v := impact.ReaderView(schema.Protobuf, field(t, old, "sku"), nil, "log"); v.Symptom != impact.SymptomRowsMissing || !strings.Contains(v.Why, "skipped") {
+		t.Errorf("required under log: %+v", v)
+	}
 	if v := impact.ReaderView(schema.Protobuf, field(t, old, "qty"), nil, ""); v.Symptom != impact.SymptomDefault || !strings.Contains(v.Sees, "1") {
 		t.Errorf("default: %+v", v)
 	}
