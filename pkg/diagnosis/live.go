@@ -533,12 +533,19 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 	return why
 }
 
-// newValues are the values of the change's on-path fields that, in the sample, only records of
-// this version or later carry: a new code that readers comparing values may drop.
+// newValues are the values of the change's on-path fields (its changed fields when only
+// table-level lineage links the subject, as for a volume incident) that, in the sample, only
+// records of this version or later carry: a new code that readers comparing values may drop.
 func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
 	var out []ValuesSeen
 	isNew := func(v kafka.VersionStat) bool { return v.Subject == sc.Subject && v.Version >= sc.Version }
-	for _, field := range sc.OnPath {
+	fields := sc.OnPath
+	if len(fields) == 0 && sc.SubjectUpstream {
+		for _, ch := range sc.Changes {
+			fields = append(fields, ch.Path)
+		}
+	}
+	for _, field := range fields {
 		seen := map[string]bool{}
 		var vals []string
 		for _, s := range samples {

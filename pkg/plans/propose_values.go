@@ -32,11 +32,14 @@ func (dc *draftContext) valueCause() (diagnosis.SchemaChange, []diagnosis.Values
 	}
 	var seen []diagnosis.ValuesSeen
 	for _, nv := range top.NewValues {
+		// With no statement reading the subject (a sink connector lands it), the models that
+		// read what it lands are found from the incident asset (modelsFiltering).
+		read := len(top.Readers) == 0
 		for _, r := range top.Readers {
-			if containsFold(r.ReadsFields, nv.Field) && len(nv.Values) > 0 {
-				seen = append(seen, nv)
-				break
-			}
+			read = read || containsFold(r.ReadsFields, nv.Field)
+		}
+		if read && len(nv.Values) > 0 {
+			seen = append(seen, nv)
 		}
 	}
 	return *top, seen, len(seen) > 0
@@ -80,6 +83,15 @@ func (dc *draftContext) modelsFiltering(ctx context.Context, sc diagnosis.Schema
 		return out
 	}
 	add(graph.URN(dc.inc.Asset))
+	// A dbt model and the table it builds are one asset: the model that materializes the
+	// incident table is a reader too.
+	if up, _, err := dc.src.Graph.Neighbours(ctx, graph.URN(dc.inc.Asset), graph.Upstream); err == nil {
+		for _, e := range up {
+			if e.Kind == graph.EdgeMaterializes {
+				add(e.From.Asset)
+			}
+		}
+	}
 	edges, _, err := dc.src.Graph.Neighbours(ctx, graph.URN(dc.inc.Asset), graph.Downstream)
 	if err != nil {
 		return out

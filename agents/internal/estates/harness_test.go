@@ -11,8 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -773,4 +777,275 @@ func protoMessage(t *testing.T, text string) protoreflect.MessageDescriptor {
 		t.Fatal(err)
 	}
 	return s.ProtoFile().Messages().Get(0)
+}
+
+// sfTable is a table the Snowflake stand-in holds: its columns (name, Snowflake type) and rows.
+type sfTable struct {
+	Database, Schema, Name string
+	Columns                [][2]string
+	Rows                   [][]any
+}
+
+// snowflake answers the queries the warehouse and catalog code send (INFORMATION_SCHEMA.TABLES
+// and COLUMNS, and the aggregate passes of the checks: per-hour buckets, counts, max/min, zeros,
+// sums) over tables the test holds. Any other query fails the way Snowflake does, quoting it.
+type snowflake struct {
+	mu     sync.Mutex
+	tables []*sfTable
+}
+
+func (s *snowflake) set(tables ...*sfTable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tables = tables
+}
+
+// update changes the tables' rows while no query reads them.
+func (s *snowflake) update(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+func (s *snowflake) answer(q warehousetest.SnowflakeQuery) warehousetest.SnowflakeResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text := func(n string) warehousetest.SnowflakeColumn { return warehousetest.SnowflakeColumn{Name: n, Type: "text"} }
+	fixed := func(n string) warehousetest.SnowflakeColumn { return warehousetest.SnowflakeColumn{Name: n, Type: "fixed"} }
+	bound := func() []string {
+		var out []string
+		for i := 1; i <= len(q.Bindings); i++ {
+			if v, ok := q.Bindings[strconv.Itoa(i)].Value.(string); ok {
+				out = append(out, strings.ToUpper(v))
+			}
+		}
+		return out
+	}
+	switch {
+	case strings.Contains(q.SQL, "INFORMATION_SCHEMA.TABLES"):
+		b := bound()
+		res := warehousetest.SnowflakeResult{Columns: []warehousetest.SnowflakeColumn{text("TABLE_CATALOG"), text("TABLE_SCHEMA"), text("TABLE_NAME"), text("TABLE_TYPE"), fixed("ROW_COUNT")}}
+		for _, t := range s.tables {
+			if len(b) > 0 && !slices.Contains(b, t.Name) || len(b) > 1 && !slices.Contains(b, t.Schema) {
+				continue
+			}
+			res.Rows = append(res.Rows, []any{t.Database, t.Schema, t.Name, "BASE TABLE", len(t.Rows)})
+		}
+		return res
+	case strings.Contains(q.SQL, "INFORMATION_SCHEMA.COLUMNS"):
+		b := bound()
+		bulk := strings.HasPrefix(q.SQL, "SELECT TABLE_CATALOG")
+		res := warehousetest.SnowflakeResult{Columns: []warehousetest.SnowflakeColumn{text("COLUMN_NAME"), text("DATA_TYPE"), text("IS_NULLABLE"), fixed("ORDINAL_POSITION")}}
+		if bulk {
+			res.Columns = append([]warehousetest.SnowflakeColumn{text("TABLE_CATALOG"), text("TABLE_SCHEMA"), text("TABLE_NAME")}, res.Columns...)
+		}
+		for _, t := range s.tables {
+			if len(b) == 0 || b[0] != t.Schema || !slices.Contains(b[1:], t.Name) {
+				continue
+			}
+			for i, c := range t.Columns {
+				row := []any{c[0], c[1], "YES", i + 1}
+				if bulk {
+					row = append([]any{t.Database, t.Schema, t.Name}, row...)
+				}
+				res.Rows = append(res.Rows, row)
+			}
+		}
+		return res
+	case strings.HasPrefix(q.SQL, "SELECT "):
+		if res, ok := s.aggregate(q); ok {
+			return res
+		}
+	}
+	return warehousetest.SnowflakeResult{ErrCode: "001003", ErrMsg: "SQL compilation error: the stand-in does not answer: " + q.SQL}
+}
+
+var (
+	sfFrom  = regexp.MustCompile(`(?i)\bFROM\s+"([^"]+)"\."([^"]+)"\."([^"]+)"`)
+	sfWhere = regexp.MustCompile(`(?i)\bWHERE\s+"([^"]+)"\s*(>=|<=)\s*\?(?:\s+AND\s+"[^"]+"\s*<\s*\?)?`)
+	sfCol   = regexp.MustCompile(`"([^"]+)"`)
+)
+
+// aggregate answers one aggregate pass over a table: SELECT items FROM "D"."S"."T" [WHERE "c" >= ?
+// AND "c" < ? | WHERE "c" <= ?] [GROUP BY 1].
+func (s *snowflake) aggregate(q warehousetest.SnowflakeQuery) (warehousetest.SnowflakeResult, bool) {
+	m := sfFrom.FindStringSubmatchIndex(q.SQL)
+	if m == nil {
+		return warehousetest.SnowflakeResult{}, false
+	}
+	var t *sfTable
+	for _, x := range s.tables {
+		if x.Database == q.SQL[m[2]:m[3]] && x.Schema == q.SQL[m[4]:m[5]] && x.Name == q.SQL[m[6]:m[7]] {
+			t = x
+		}
+	}
+	if t == nil {
+		return warehousetest.SnowflakeResult{ErrCode: "002003", ErrMsg: "SQL compilation error: Object does not exist or not authorized."}, true
+	}
+	col := func(name string) int {
+		for i, c := range t.Columns {
+			if c[0] == name {
+				return i
+			}
+		}
+		return -1
+	}
+	ts := func(i int) time.Time {
+		n, _ := strconv.ParseInt(q.Bindings[strconv.Itoa(i)].Value.(string), 10, 64)
+		return time.Unix(0, n).UTC()
+	}
+	rows := t.Rows
+	if w := sfWhere.FindStringSubmatch(q.SQL[m[1]:]); w != nil {
+		c := col(w[1])
+		var kept [][]any
+		for _, r := range rows {
+			at := r[c].(time.Time)
+			switch {
+			case w[2] == "<=" && !at.After(ts(1)):
+				kept = append(kept, r)
+			case w[2] == ">=" && !at.Before(ts(1)) && (len(q.Bindings) < 2 || at.Before(ts(2))):
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	items := splitTop(q.SQL[len("SELECT "):m[0]])
+	groups := map[time.Time][][]any{}
+	bucket := -1
+	for i, it := range items {
+		if strings.HasPrefix(strings.ToUpper(it), "DATE_TRUNC('HOUR'") {
+			bucket = i
+			c := col(sfCol.FindStringSubmatch(it)[1])
+			for _, r := range rows {
+				h := r[c].(time.Time).Truncate(time.Hour)
+				groups[h] = append(groups[h], r)
+			}
+		}
+	}
+	if bucket < 0 {
+		groups[time.Time{}] = rows
+	}
+	var hours []time.Time
+	for h := range groups {
+		hours = append(hours, h)
+	}
+	sort.Slice(hours, func(i, j int) bool { return hours[i].Before(hours[j]) })
+	res := warehousetest.SnowflakeResult{}
+	for i, it := range items {
+		u := strings.ToUpper(it)
+		c := -1
+		if n := sfCol.FindStringSubmatch(it); n != nil {
+			c = col(n[1])
+		}
+		typ := "fixed"
+		switch {
+		case i == bucket || (strings.HasPrefix(u, "MAX(") || strings.HasPrefix(u, "MIN(")) && c >= 0 && strings.HasPrefix(t.Columns[c][1], "TIMESTAMP"):
+			res.Columns = append(res.Columns, warehousetest.SnowflakeColumn{Type: "timestamp_ntz", Scale: 9})
+			continue
+		case strings.HasPrefix(u, "SUM("), strings.HasPrefix(u, "AVG("):
+			typ = "real"
+		case strings.HasPrefix(u, "NULL"):
+			typ = "text"
+		}
+		res.Columns = append(res.Columns, warehousetest.SnowflakeColumn{Type: typ})
+	}
+	for _, h := range hours {
+		g := groups[h]
+		var row []any
+		for i, it := range items {
+			u := strings.ToUpper(it)
+			c := -1
+			if n := sfCol.FindStringSubmatch(it); n != nil {
+				c = col(n[1])
+			}
+			switch {
+			case i == bucket:
+				row = append(row, h)
+			case strings.HasPrefix(u, "NULL"):
+				row = append(row, nil)
+			case u == "COUNT(*)":
+				row = append(row, len(g))
+			case strings.HasPrefix(u, "COUNT(CASE WHEN") && strings.Contains(u, "= 0"):
+				row = append(row, countIf(g, func(v any) bool { return v != nil && toFloat(v) == 0 }, c))
+			case strings.HasPrefix(u, "COUNT("):
+				row = append(row, countIf(g, func(v any) bool { return v != nil }, c))
+			case strings.HasPrefix(u, "SUM("):
+				sum := 0.0
+				for _, r := range g {
+					if r[c] != nil {
+						sum += toFloat(r[c])
+					}
+				}
+				row = append(row, sum)
+			case strings.HasPrefix(u, "MAX("), strings.HasPrefix(u, "MIN("):
+				var best any
+				for _, r := range g {
+					v := r[c]
+					if v == nil {
+						continue
+					}
+					if best == nil || less(v, best) == strings.HasPrefix(u, "MIN(") {
+						best = v
+					}
+				}
+				row = append(row, best)
+			default:
+				return warehousetest.SnowflakeResult{ErrCode: "001003", ErrMsg: "SQL compilation error: the stand-in does not compute " + it}, true
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, true
+}
+
+// splitTop splits a select list at its top-level commas.
+func splitTop(list string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range list {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(list[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(list[start:]))
+}
+
+func countIf(rows [][]any, ok func(any) bool, c int) int {
+	n := 0
+	for _, r := range rows {
+		if c >= 0 && ok(r[c]) {
+			n++
+		}
+	}
+	return n
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}
+
+func less(a, b any) bool {
+	if ta, ok := a.(time.Time); ok {
+		return ta.Before(b.(time.Time))
+	}
+	if sa, ok := a.(string); ok {
+		return sa < b.(string)
+	}
+	return toFloat(a) < toFloat(b)
 }
