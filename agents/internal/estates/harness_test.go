@@ -810,8 +810,12 @@ func (s *snowflake) update(f func()) {
 func (s *snowflake) answer(q warehousetest.SnowflakeQuery) warehousetest.SnowflakeResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	text := func(n string) warehousetest.SnowflakeColumn { return warehousetest.SnowflakeColumn{Name: n, Type: "text"} }
-	fixed := func(n string) warehousetest.SnowflakeColumn { return warehousetest.SnowflakeColumn{Name: n, Type: "fixed"} }
+	text := func(n string) warehousetest.SnowflakeColumn {
+		return warehousetest.SnowflakeColumn{Name: n, Type: "text"}
+	}
+	fixed := func(n string) warehousetest.SnowflakeColumn {
+		return warehousetest.SnowflakeColumn{Name: n, Type: "fixed"}
+	}
 	bound := func() []string {
 		var out []string
 		for i := 1; i <= len(q.Bindings); i++ {
