@@ -128,6 +128,28 @@ func TestANewValueSeenInTheSampleExplainsAVolumeDrop(t *testing.T) {
 	}
 }
 
+// A volume incident has no failing column, so only table-level lineage links the subject: the
+// new values of its changed fields are read all the same.
+func TestANewValueIsReadWhenOnlyTableLevelLineageLinksTheSubject(t *testing.T) {
+	sc := SchemaChange{Subject: "deliveries-value", Version: 6, FirstSeen: t0.Add(-3 * time.Hour), Distance: 5, SubjectUpstream: true,
+		Changes: []FieldChange{{Path: "outcome", Change: "enum_symbols_added"}}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1}
+	sample := kafka.Sample{Decoded: 10,
+		Versions: []kafka.VersionStat{{Label: "deliveries-value v5", Subject: "deliveries-value", Version: 5, Records: 6},
+			{Label: "deliveries-value v6", Subject: "deliveries-value", Version: 6, Records: 4}},
+		Fields: []kafka.FieldStat{{Field: "outcome", Values: []kafka.ValueCount{
+			{Value: "DELIVERED", Count: 8, ByVersion: map[string]int{"deliveries-value v5": 6, "deliveries-value v6": 2}},
+			{Value: "LEFT_AT_LOCKER", Count: 2, ByVersion: map[string]int{"deliveries-value v6": 2}}}}}}
+	measure(&sc, []kafka.Sample{sample})
+	if len(sc.NewValues) != 1 || sc.NewValues[0].Field != "outcome" || sc.NewValues[0].Values[0] != "LEFT_AT_LOCKER" {
+		t.Fatalf("new values %+v", sc.NewValues)
+	}
+	sc.SubjectUpstream = false
+	sc.NewValues = nil
+	if measure(&sc, []kafka.Sample{sample}); len(sc.NewValues) != 0 {
+		t.Errorf("a subject not upstream read new values: %+v", sc.NewValues)
+	}
+}
+
 // The reader's own SQL, read with what the format predicts it sees: a proto3 removal reads 0, so
 // the statement's filter drops every new row; a new code meets its IN list.
 func TestReaderSQLIsReadWithThePredictedSymptomAndNewValues(t *testing.T) {

@@ -160,22 +160,14 @@ edges:
 	mustContain(t, "the diagnosis", raw, "zero")
 
 	// What each reader sees and does with it, quoted.
-	var impact struct {
-		Readers []struct {
-			URN       string `json:"urn"`
-			Breaks    bool   `json:"breaks"`
-			Effect    string `json:"effect"`
-			Predicted struct {
-				Symptom string `json:"symptom"`
-			} `json:"predicted"`
-			Reads []struct {
-				Expression string `json:"expression"`
-				Sentence   string `json:"sentence"`
-			} `json:"reads"`
-		} `json:"readers"`
-	}
-	impRaw := e.call("dw-schema", "assess_impact", map[string]any{"subject": s1Subject, "version": 2}, &impact)
-	mustContain(t, "assess_impact", string(impRaw), "sum(weight_grams)", "flink:statement/"+s1Statement, "zeros")
+	impRaw := e.call("dw-schema", "assess_impact", map[string]any{"subject": s1Subject, "version": 2}, nil)
+	mustContain(t, "assess_impact", string(impRaw), "flink:statement/"+s1Statement, "passes weight_grams on as weight_grams: 0 for new records",
+		"dbt:model.logistics."+s1Model, "`SUM(weight_grams)` adds zeros: sums drop toward zero and no null check sees it (into total_grams)", `"symptom":"zeros"`)
+
+	blastRaw := e.call("dw-context-catalog", "blast_radius_analysis", map[string]any{"asset_id": "schema:" + s1Subject, "change_type": "column_drop", "column_name": "weight_grams"}, nil)
+	// blast_radius_analysis says what each reader's SQL does with the value if it arrives NULL
+	// (its stated contract, format-blind); assess_impact above applies proto3's zeros.
+	mustContain(t, "blast_radius_analysis", string(blastRaw), "dbt:model.logistics."+s1Model, "`SUM(weight_grams)` skips nulls: sums shrink")
 
 	// The plan: the unit is mass, the factor derived, rounding instead of a truncating cast.
 	var p plan

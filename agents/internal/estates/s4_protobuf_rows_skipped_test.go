@@ -154,7 +154,8 @@ edges:
 	mustContain(t, "the diagnosis", raw, `"symptom":"rows_missing"`, "error-handling.mode log", "skipped")
 
 	impRaw := e.call("dw-schema", "assess_impact", map[string]any{"subject": s4Subject, "version": 2}, nil)
-	mustContain(t, "assess_impact", string(impRaw), `"symptom":"rows_missing"`, "dbt:model.grocery."+s4Model, "sum(total_usd_cents)")
+	mustContain(t, "assess_impact", string(impRaw), `"symptom":"rows_missing"`, "dbt:model.grocery."+s4Model,
+		"`SUM(total_usd_cents)` is computed without them: the records that cannot be decoded are skipped")
 
 	// Without a mapping the plan is whole: the statement step waits for one, and so does its
 	// approval.
