@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dataworkers/dw/agents/internal/agentbin"
@@ -424,6 +425,19 @@ func (r qualityReport) status(metric, subject string) string {
 		}
 	}
 	return ""
+}
+
+// incident is the incident the report opened or joined for failure mode (fails the test when
+// there is none).
+func (r qualityReport) incident(t *testing.T, mode string) int64 {
+	t.Helper()
+	for _, inc := range r.Incidents {
+		if inc.FailureMode == mode {
+			return inc.ID
+		}
+	}
+	t.Fatalf("no %s incident: %s (%+v)", mode, r.Summary, r.Incidents)
+	return 0
 }
 
 // checkBaselines runs args over the same hours of the six days before; every check must pass.
@@ -1052,4 +1066,15 @@ func less(a, b any) bool {
 		return sa < b.(string)
 	}
 	return toFloat(a) < toFloat(b)
+}
+
+// protoRecord frames a Protobuf message for topic under schema id (message indexes: the first
+// message), timestamped at.
+func protoRecord(t *testing.T, topic string, id int, m proto.Message, at time.Time) *kgo.Record {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kgo.Record{Topic: topic, Value: frame(id, []byte{0}, b), Timestamp: at}
 }

@@ -110,7 +110,7 @@ edges:
 		m.Set(md1.Fields().ByName("scan_id"), protoreflect.ValueOfString(s.ID))
 		m.Set(md1.Fields().ByName("depot"), protoreflect.ValueOfString(s.Depot))
 		m.Set(md1.Fields().ByName("weight_grams"), protoreflect.ValueOfInt64(s.Grams))
-		recs = append(recs, s1Record(t, 201, m, s.At))
+		recs = append(recs, protoRecord(t, s1Topic, 201, m, s.At))
 	}
 	e.produce(recs)
 	e.syncGraph()
@@ -126,7 +126,7 @@ edges:
 		m.Set(md2.Fields().ByName("scan_id"), protoreflect.ValueOfString(s.ID))
 		m.Set(md2.Fields().ByName("depot"), protoreflect.ValueOfString(s.Depot))
 		m.Set(md2.Fields().ByName("weight_kg"), protoreflect.ValueOfFloat64(float64(s.Grams)/1000))
-		recs = append(recs, s1Record(t, 202, m, s.At))
+		recs = append(recs, protoRecord(t, s1Topic, 202, m, s.At))
 	}
 	e.produce(recs)
 	// The pinned statement decodes every record back from the broker with the v1 descriptor.
@@ -140,9 +140,6 @@ edges:
 		"columns": []string{"weight_grams"}, "column_metrics": []string{"zero_rate", "sum_per_hour"}}
 	e.checkBaselines(args)
 	rep := e.checkToday(args)
-	if !rep.Failed || len(rep.Incidents) == 0 {
-		t.Fatalf("today's check did not fail and open an incident: %+v", rep)
-	}
 	if s := rep.status("null_rate", "weight_grams"); s != "pass" {
 		t.Errorf("null_rate of weight_grams is %q: a proto3 zero is never null", s)
 	}
@@ -151,7 +148,7 @@ edges:
 			t.Errorf("%s of weight_grams is %q, want fail: %+v", m, s, rep.Results)
 		}
 	}
-	incident := rep.Incidents[0].ID
+	incident := rep.incident(t, "column")
 
 	// The diagnosis: v2 ranked first, the zeros predicted by proto3's rule and seen.
 	d, raw := e.diagnose(incident)
@@ -206,15 +203,6 @@ edges:
 	}
 	s1Land(t, wh, v2, e.consume(s1Topic, len(scans)), md1, e.clock.Start)
 	e.requireResolved(incident, "scanned_at")
-}
-
-func s1Record(t *testing.T, id int, m proto.Message, at time.Time) *kgo.Record {
-	t.Helper()
-	b, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &kgo.Record{Topic: s1Topic, Value: frame(id, []byte{0}, b), Timestamp: at}
 }
 
 type s1Landed struct{ rows, zeros int }

@@ -132,15 +132,7 @@ edges:
 	if s := rep.status("rows_per_hour", ""); s != "fail" {
 		t.Fatalf("volume of the commissions is %q, want fail: %+v", s, rep.Results)
 	}
-	var incident int64
-	for _, inc := range rep.Incidents {
-		if inc.FailureMode == "volume" {
-			incident = inc.ID
-		}
-	}
-	if incident == 0 {
-		t.Fatalf("no volume incident: %+v", rep.Incidents)
-	}
+	incident := rep.incident(t, "volume")
 
 	// The diagnosis names the new value and the filter that drops it.
 	d, raw := e.diagnose(incident)

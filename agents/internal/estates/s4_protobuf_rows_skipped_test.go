@@ -106,7 +106,7 @@ edges:
 		if o.Version == 1 {
 			m := dynamicpb.NewMessage(md1)
 			s4Set(m, "order_id", protoreflect.ValueOfString(o.ID), "store", protoreflect.ValueOfString(o.Store), "total_usd_cents", protoreflect.ValueOfInt64(o.USDCents))
-			recs = append(recs, s4Record(t, 401, m, o.At))
+			recs = append(recs, protoRecord(t, s4Topic, 401, m, o.At))
 		}
 	}
 	e.produce(recs)
@@ -119,7 +119,7 @@ edges:
 			m := dynamicpb.NewMessage(md2)
 			s4Set(m, "order_id", protoreflect.ValueOfString(o.ID), "store", protoreflect.ValueOfString(o.Store),
 				"total_eur_cents", protoreflect.ValueOfInt64(int64(float64(o.USDCents)/s4Rate+0.5)), "usd_per_eur", protoreflect.ValueOfFloat64(s4Rate))
-			recs = append(recs, s4Record(t, 402, m, o.At))
+			recs = append(recs, protoRecord(t, s4Topic, 402, m, o.At))
 		}
 	}
 	e.produce(recs)
@@ -137,15 +137,7 @@ edges:
 	if s := rep.status("null_rate", "total_usd_cents"); s != "pass" {
 		t.Errorf("null_rate of total_usd_cents is %q: skipped rows leave no null behind", s)
 	}
-	var incident int64
-	for _, inc := range rep.Incidents {
-		if inc.FailureMode == "volume" {
-			incident = inc.ID
-		}
-	}
-	if incident == 0 {
-		t.Fatalf("no volume incident: %+v", rep.Incidents)
-	}
+	incident := rep.incident(t, "volume")
 
 	// The diagnosis: v2 first, rows missing predicted by the error-handling mode and observed.
 	d, raw := e.diagnose(incident)
@@ -210,15 +202,6 @@ func s4Set(m *dynamicpb.Message, kv ...any) {
 	for i := 0; i < len(kv); i += 2 {
 		m.Set(m.Descriptor().Fields().ByName(protoreflect.Name(kv[i].(string))), kv[i+1].(protoreflect.Value))
 	}
-}
-
-func s4Record(t *testing.T, id int, m proto.Message, at time.Time) *kgo.Record {
-	t.Helper()
-	b, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &kgo.Record{Topic: s4Topic, Value: frame(id, []byte{0}, b), Timestamp: at}
 }
 
 // s4Land replaces table with one row per order. With a zero from it is the pinned statement:
