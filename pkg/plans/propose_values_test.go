@@ -11,6 +11,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/diagnosis"
+	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 )
 
@@ -150,4 +151,44 @@ func FuzzWiden(f *testing.F) {
 			t.Fatalf("widened %q to %q without the value %q", code, got, value)
 		}
 	})
+}
+
+// A sink connector lands the records, so no statement reads the subject and the diagnosis has
+// no reader; the incident is on the table a dbt model builds. The model and its table are one
+// asset: the model's filter is widened.
+func TestValueChangeWithoutAStatementWidensTheModelThatBuildsTheIncidentTable(t *testing.T) {
+	src := storySources(t, false)
+	model := "model.marketplace.fct_seller_commissions"
+	table := graph.WarehouseURN("snowflake", "ANALYTICS", "MARTS", "FCT_SELLER_COMMISSIONS")
+	if _, err := src.Graph.Import(context.Background(), graph.Batch{Source: "test:dbt",
+		Assets: []graph.Asset{{URN: graph.URN("dbt:" + model), Kind: graph.KindDBTModel, Name: "fct_seller_commissions"},
+			{URN: table, Kind: graph.KindWarehouseTable, Name: "ANALYTICS.MARTS.FCT_SELLER_COMMISSIONS"}},
+		Edges: []graph.Edge{{From: graph.URN("dbt:" + model).Field(""), To: table.Field(""), Kind: graph.EdgeMaterializes}}}); err != nil {
+		t.Fatal(err)
+	}
+	code := "select seller_id, fee_eur_micros\nfrom {{ source('landing', 'deliveries') }}\nwhere status in ('DELIVERED', 'PICKED_UP')\n"
+	src.Config = &config.Config{DBT: &config.DBT{ManifestPath: writeManifest(t, model, "models/fct_seller_commissions.sql", code)}}
+	var rec recorded
+	if err := json.Unmarshal([]byte(valueDiagnosis(t, "dbt:"+model)), &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Input.SchemaChanges[0].Readers = nil
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := incidents.Incident{ID: 8, Asset: string(table), FailureMode: "volume", OpenedAt: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC)}
+	p, err := Generate(context.Background(), src, Request{Incident: inc, Diagnosis: string(raw), Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff string
+	for _, pr := range p.Proposals {
+		if pr.Class == config.ClassDBTCode && pr.Target == "dbt:"+model {
+			diff, _ = pr.Payload["diff"].(string)
+		}
+	}
+	if !strings.Contains(diff, "+where status in ('DELIVERED', 'PICKED_UP', 'DELIVERED_LOCKER')") {
+		t.Errorf("no widened filter for the model that builds the table: %+v (notes %v)", p.Proposals, p.Notes)
+	}
 }
