@@ -118,7 +118,7 @@ func TestValueChangeWidensAFlinkStatementsFilter(t *testing.T) {
 // A filter that is not a literal list, or a statement with no SQL in the graph: the owner decides.
 func TestValueChangeOnAFlinkFilterThatIsNotMechanicalAsksTheOwner(t *testing.T) {
 	for sql, want := range map[string]string{
-		"INSERT INTO `settled-payouts` SELECT merchant, SUM(amount_cents) AS settled_cents FROM `payouts` WHERE payout_state LIKE 'SETTLED%' GROUP BY merchant": "is not a literal `= '…'` or `IN ('…')` list",
+		"INSERT INTO `settled-payouts` SELECT merchant, SUM(amount_cents) AS settled_cents FROM `payouts` WHERE payout_state LIKE 'SETTLED%' GROUP BY merchant":                      "is not a literal `= '…'` or `IN ('…')` list",
 		"INSERT INTO `settled-payouts` SELECT merchant, SUM(amount_cents) AS settled_cents FROM `payouts` WHERE payout_state = 'SETTLED' OR payout_state = 'PAID' GROUP BY merchant": "appears 2 times",
 	} {
 		p, err := Generate(context.Background(), payoutSources(t, sql), Request{Incident: payoutIncident, Diagnosis: payoutDiagnosis(t), Actor: "test"})
