@@ -176,11 +176,11 @@ func (s *Service) compareValues(ctx context.Context, inc incidents.Incident) Val
 	if len(source) == 0 {
 		return withWhy(out, "none of the %d records read passes the statement's filter or falls in a compared window", len(recs.Records))
 	}
-	held, err := s.warehouseValues(ctx, out.Asset, shape)
+	held, complete, err := s.warehouseValues(ctx, out.Asset, shape, source, windows)
 	if err != nil {
 		return withWhy(out, "%v", err)
 	}
-	return judgeValues(out, shape, source, held, recs.Skipped)
+	return judgeValues(out, shape, source, held, complete, recs.Skipped)
 }
 
 // withWhy turns a partly filled comparison into a not_possible one.
@@ -520,70 +520,169 @@ func valueText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// warehouseValues reads the compared column of the restored table per key, the latest rows first
-// when a key is a time (bounded by maxValueRows).
-func (s *Service) warehouseValues(ctx context.Context, asset string, sh valueShape) (map[string]*float64, error) {
+// warehouseValues reads the compared column of the restored table for the rows the source
+// recomputed: for a windowed statement the rows of the compared windows (a range on the window
+// column), for a per-record one the rows whose first plain key is among the sampled keys. complete
+// is false when a bound (maxValueRows, warehouse.max_result_bytes) cut the read, so a row not
+// found may exist unread.
+func (s *Service) warehouseValues(ctx context.Context, asset string, sh valueShape, source map[string]*groupAcc, windows []time.Time) (held map[string]*float64, complete bool, err error) {
 	table, err := tableOf(asset, s.d.Config.Warehouse.Engine)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	wh, err := warehouse.Connect(s.d.Config.Warehouse)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer wh.Close()
 	ti, err := wh.Resolve(ctx, table)
 	if err != nil {
-		return nil, fmt.Errorf("the restored table %s: %w", table, err)
+		return nil, false, fmt.Errorf("the restored table %s: %w", table, err)
 	}
 	ref, err := wh.Dialect.QuoteTable(ti.Ref())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var sel []string
-	order := ""
+	quoted := make([]string, 0, len(sh.keys)+1)
+	var types []string
 	for _, k := range append(append([]outKey(nil), sh.keys...), outKey{column: sh.column}) {
 		c, err := ti.Column(k.column)
 		if err != nil {
-			return nil, fmt.Errorf("the restored table %s: %w", table, err)
+			return nil, false, fmt.Errorf("the restored table %s: %w", table, err)
 		}
 		q, err := wh.Dialect.Quote(c.Name)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		sel = append(sel, q)
-		if order == "" && (k.window != "" || wh.Dialect.IsTimestampType(c.Type)) {
-			order = " ORDER BY " + q + " DESC"
+		quoted, types = append(quoted, q), append(types, c.Type)
+	}
+	base := "SELECT " + strings.Join(quoted, ", ") + " FROM " + ref
+	var queries []string
+	var args [][]any
+	switch win, by := windowKey(sh), plainKey(sh, source); {
+	case win >= 0 && len(windows) > 0:
+		from, to := windows[0], windows[len(windows)-1].Add(sh.window)
+		if sh.keys[win].window == "end" {
+			from, to = from.Add(sh.window), to.Add(sh.window)
 		}
+		f := warehouse.TimeNative
+		if wh.Dialect.Engine == warehouse.SQLite {
+			var one any
+			if err := wh.QueryRow(ctx, "SELECT "+quoted[win]+" FROM "+ref+" WHERE "+quoted[win]+" IS NOT NULL LIMIT 1", nil, &one); err == nil {
+				f = sqliteTimeFormat(one)
+			}
+		}
+		a := wh.Dialect.NewArgs()
+		lo := wh.Dialect.TimeParam(a.Add(warehouse.BindTime(f, from)), types[win])
+		hi := wh.Dialect.TimeParam(a.Add(warehouse.BindTime(f, to)), types[win])
+		queries, args = append(queries, base+" WHERE "+quoted[win]+" >= "+lo+" AND "+quoted[win]+" < "+hi), append(args, a.Vals)
+	case by >= 0:
+		var vals []any
+		seen := map[string]bool{}
+		for _, g := range source {
+			if v := g.key[by]; !seen[valueText(v)] {
+				seen[valueText(v)] = true
+				vals = append(vals, v)
+			}
+		}
+		for len(vals) > 0 {
+			n := min(len(vals), 500)
+			a := wh.Dialect.NewArgs()
+			phs := make([]string, n)
+			for i, v := range vals[:n] {
+				phs[i] = a.Add(v)
+			}
+			queries, args = append(queries, base+" WHERE "+quoted[by]+" IN ("+strings.Join(phs, ", ")+")"), append(args, a.Vals)
+			vals = vals[n:]
+		}
+	default:
+		queries, args = append(queries, base), append(args, nil)
 	}
-	rows, err := wh.QueryAll(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+ref+order, nil, maxValueRows)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from %s: %w", sh.column, table, err)
-	}
-	out := map[string]*float64{}
+	held, complete = map[string]*float64{}, true
 	timeKey := make([]bool, len(sh.keys))
 	for i, k := range sh.keys {
 		timeKey[i] = k.window != "" || k.field == sh.timeField
 	}
-	for _, row := range rows.Rows {
-		key := make([]any, len(sh.keys))
-		for i := range sh.keys {
-			key[i] = normalizeCell(row[i], timeKey[i])
+	for i, q := range queries {
+		rows, err := wh.QueryAll(ctx, q, args[i], maxValueRows)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading %s from %s: %w", sh.column, table, err)
 		}
-		id := keyText(key)
-		v, ok := numberOf(row[len(sh.keys)])
-		if !ok {
-			if _, seen := out[id]; !seen {
-				out[id] = nil
+		if len(rows.Rows) >= maxValueRows || rows.Truncated != "" {
+			complete = false
+		}
+		for _, row := range rows.Rows {
+			key := make([]any, len(sh.keys))
+			for i := range sh.keys {
+				key[i] = normalizeCell(row[i], timeKey[i])
 			}
+			id := keyText(key)
+			v, ok := numberOf(row[len(sh.keys)])
+			if !ok {
+				if _, seen := held[id]; !seen {
+					held[id] = nil
+				}
+				continue
+			}
+			if prev := held[id]; prev != nil {
+				v += *prev
+			}
+			held[id] = &v
+		}
+	}
+	return held, complete, nil
+}
+
+// windowKey is the index of the window start (else end) key, -1 when the rows have none.
+func windowKey(sh valueShape) int {
+	end := -1
+	for i, k := range sh.keys {
+		switch k.window {
+		case "start":
+			return i
+		case "end":
+			end = i
+		}
+	}
+	return end
+}
+
+// plainKey is the first key whose sampled values are text or integers (an id a warehouse column
+// compares equal), -1 when none is.
+func plainKey(sh valueShape, source map[string]*groupAcc) int {
+	for i, k := range sh.keys {
+		if k.window != "" {
 			continue
 		}
-		if prev := out[id]; prev != nil {
-			v += *prev
+		ok := len(source) > 0
+		for _, g := range source {
+			switch g.key[i].(type) {
+			case string, int64:
+			default:
+				ok = false
+			}
 		}
-		out[id] = &v
+		if ok {
+			return i
+		}
 	}
-	return out, nil
+	return -1
+}
+
+// sqliteTimeFormat is how a SQLite column stores time, read from one of its values.
+func sqliteTimeFormat(v any) warehouse.TimeFormat {
+	switch x := v.(type) {
+	case int64, float64:
+		return warehouse.TimeEpoch
+	case string:
+		switch {
+		case len(x) == len("2006-01-02"):
+			return warehouse.TimeTextDate
+		case len(x) > 10 && x[10] == 'T':
+			return warehouse.TimeTextT
+		}
+	}
+	return warehouse.TimeTextSpace
 }
 
 // normalizeCell reads a warehouse value as the topic side spells it: times as UTC instants,
@@ -640,11 +739,16 @@ func sameValue(a, b float64) bool {
 }
 
 // judgeValues compares each recomputed row with the warehouse's and says what differs.
-func judgeValues(out ValueCheck, sh valueShape, source map[string]*groupAcc, held map[string]*float64, skipped int) ValueCheck {
+func judgeValues(out ValueCheck, sh valueShape, source map[string]*groupAcc, held map[string]*float64, complete bool, skipped int) ValueCheck {
 	agg := sh.agg
+	unread := 0
 	for id, g := range source {
 		want := g.value(agg)
 		have, found := held[id]
+		if !found && !complete {
+			unread++ // the read was cut: the row may exist unread
+			continue
+		}
 		vg := ValueGroup{Key: id, Source: want, Warehouse: have, Records: g.records}
 		switch {
 		case !found:
@@ -679,6 +783,12 @@ func judgeValues(out ValueCheck, sh valueShape, source map[string]*groupAcc, hel
 	from := fmt.Sprintf("recomputed %s from %d record(s) of %s with %s", out.Column, out.Records, out.Topic, out.Expression)
 	if skipped > 0 {
 		from += fmt.Sprintf(" (%d record(s) not decoded, left out)", skipped)
+	}
+	if unread > 0 {
+		from += fmt.Sprintf(" (%d row(s) not compared: the warehouse read stopped at its bound, %d rows or warehouse.max_result_bytes, before finding them)", unread, maxValueRows)
+	}
+	if out.Compared == 0 {
+		return withWhy(out, "%s: none of its rows was found within the bounded warehouse read", from)
 	}
 	if out.Mismatched == 0 {
 		out.Status = ValuesPass

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/internal/pgtest"
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/plans"
 )
@@ -40,10 +41,9 @@ type parcel struct {
 	grams int64
 }
 
-// parcelsWorld starts kfake and srfake with the parcels topic, produces four hours of parcels
-// (v2 from 09:30), and points the estate's config at them and at a SQLite warehouse. It returns
-// the parcels and the warehouse.
-func parcelsWorld(t *testing.T, e *estate, day time.Time) ([]parcel, *sql.DB) {
+// parcelsTopic starts kfake and srfake with the parcels topic, produces four hours of parcels
+// (v2 from 09:30), and points the estate's config at them.
+func parcelsTopic(t *testing.T, e *estate, day time.Time) []parcel {
 	t.Helper()
 	f := kafkatest.Start(t, "parcels")
 	f.Registry.SeedSchema("parcels-value", 1, 101, sr.Schema{Schema: parcelsV1, Type: sr.TypeAvro})
@@ -76,6 +76,14 @@ func parcelsWorld(t *testing.T, e *estate, day time.Time) ([]parcel, *sql.DB) {
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	e.cfg.Kafka, e.cfg.SchemaRegistry = f.Kafka, f.SchemaRegistry
+	return ps
+}
+
+// parcelsWorld is parcelsTopic and a SQLite warehouse holding the empty parcels_hourly_v2.
+func parcelsWorld(t *testing.T, e *estate, day time.Time) ([]parcel, *sql.DB) {
+	t.Helper()
+	ps := parcelsTopic(t, e, day)
 	path := filepath.Join(t.TempDir(), "wh.db")
 	rw, err := sql.Open("sqlite3", path)
 	if err != nil {
@@ -85,7 +93,6 @@ func parcelsWorld(t *testing.T, e *estate, day time.Time) ([]parcel, *sql.DB) {
 	if _, err := rw.Exec(`CREATE TABLE parcels_hourly_v2 (depot TEXT NOT NULL, hour TEXT NOT NULL, total_grams BIGINT, parcels BIGINT)`); err != nil {
 		t.Fatal(err)
 	}
-	e.cfg.Kafka, e.cfg.SchemaRegistry = f.Kafka, f.SchemaRegistry
 	e.cfg.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
 	return ps, rw
 }
@@ -93,6 +100,12 @@ func parcelsWorld(t *testing.T, e *estate, day time.Time) ([]parcel, *sql.DB) {
 // restore writes parcels_hourly_v2 as a corrected statement would, reading v2's kilograms with
 // factor (1000 is right).
 func restore(t *testing.T, rw *sql.DB, ps []parcel, day time.Time, factor float64) {
+	t.Helper()
+	restoreInto(t, rw, "INSERT INTO parcels_hourly_v2 VALUES (?, ?, ?, ?)", ps, day, factor)
+}
+
+// restoreInto is restore with the engine's own INSERT.
+func restoreInto(t *testing.T, rw *sql.DB, insert string, ps []parcel, day time.Time, factor float64) {
 	t.Helper()
 	if _, err := rw.Exec(`DELETE FROM parcels_hourly_v2`); err != nil {
 		t.Fatal(err)
@@ -110,7 +123,7 @@ func restore(t *testing.T, rw *sql.DB, ps []parcel, day time.Time, factor float6
 		counts[k]++
 	}
 	for k, v := range sums {
-		if _, err := rw.Exec(`INSERT INTO parcels_hourly_v2 VALUES (?, ?, ?, ?)`, k[0], k[1], v, counts[k]); err != nil {
+		if _, err := rw.Exec(insert, k[0], k[1], v, counts[k]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,11 +133,20 @@ func restore(t *testing.T, rw *sql.DB, ps []parcel, day time.Time, factor float6
 // CAST(ROUND(weight_kg * 1000) AS BIGINT), the hourly rollup rewritten into parcels-hourly-v2.
 func parcelsPlan(t *testing.T, e *estate, incident int64, day time.Time, mapped bool) {
 	t.Helper()
-	rep := plans.Replacement{Removed: "weight_grams", With: "weight_kg", Factor: "1000", Conversion: "CAST(ROUND(%s * 1000) AS BIGINT)",
-		Origin: plans.OriginMappingUnits, Why: "kilograms to grams"}
-	stmt := "INSERT INTO `parcels-hourly-v2`\nSELECT depot, window_start AS `hour`, SUM(" + rep.Expression("") + ") AS total_grams, COUNT(*) AS parcels\n" +
+	stmt := "INSERT INTO `parcels-hourly-v2`\nSELECT depot, window_start AS `hour`, SUM(" + gramsMapping.Expression("") + ") AS total_grams, COUNT(*) AS parcels\n" +
 		"FROM TABLE(TUMBLE(TABLE `parcels` /*+ OPTIONS('scan.startup.mode'='timestamp') */, DESCRIPTOR(ts), INTERVAL '1' HOUR))\n" +
 		"GROUP BY depot, window_start, window_end"
+	parcelsPlanWith(t, e, incident, day, mapped, stmt, "warehouse:sqlite/parcels_hourly_v2")
+}
+
+// gramsMapping is the units-derived read of weight_grams from weight_kg.
+var gramsMapping = plans.Replacement{Removed: "weight_grams", With: "weight_kg", Factor: "1000", Conversion: "CAST(ROUND(%s * 1000) AS BIGINT)",
+	Origin: plans.OriginMappingUnits, Why: "kilograms to grams"}
+
+// parcelsPlanWith stores a plan whose corrected statement is stmt, landing in asset.
+func parcelsPlanWith(t *testing.T, e *estate, incident int64, day time.Time, mapped bool, stmt, asset string) {
+	t.Helper()
+	rep := gramsMapping
 	step := plans.Proposal{Order: 1, Class: config.ClassFlinkStatement, Target: "flink:statement/parcels-hourly", Title: "Run parcels-hourly-v2",
 		Payload:  map[string]any{"statement_name": "parcels-hourly-v2", "sql": stmt, "start": map[string]any{"from": day.Add(8 * time.Hour).Format(time.RFC3339)}},
 		Executor: plans.ExecutorOwner, Mappings: []plans.Replacement{rep}}
@@ -132,7 +154,7 @@ func parcelsPlan(t *testing.T, e *estate, incident int64, day time.Time, mapped 
 		step.Mappings, step.NeedsMapping = nil, []string{"weight_grams"}
 	}
 	_, err := plans.Save(context.Background(), e.st, plans.Plan{IncidentID: incident, CreatedBy: "dw-incidents", Proposals: []plans.Proposal{step},
-		Checks: []plans.Check{{Asset: "warehouse:sqlite/parcels_hourly_v2", Check: "volume", Supersedes: "warehouse:sqlite/parcels_hourly", Why: "the data lands in parcels_hourly_v2"}}}, e.now())
+		Checks: []plans.Check{{Asset: asset, Check: "volume", Supersedes: parcelsAsset, Why: "the data lands in " + asset}}}, e.now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +277,89 @@ func TestReadShapeRefusesWhatItCannotRecompute(t *testing.T) {
 	sh, why := readShape("INSERT INTO s SELECT parcel_id, ts, COALESCE(weight_kg * 1000, weight_grams) AS grams FROM parcels WHERE depot IN ('north')", maps, nil)
 	if why != "" || sh.agg != "" || len(sh.keys) != 2 || sh.column != "grams" {
 		t.Errorf("per-record statement: %+v %s", sh, why)
+	}
+}
+
+// A per-record statement is compared row by row on its pass-through key, read with an IN list.
+func TestValuesComparePerRecordRows(t *testing.T) {
+	ctx := context.Background()
+	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	e := newEstate(t)
+	ps, rw := parcelsWorld(t, e, day)
+	*e.clock = day.Add(12*time.Hour + 10*time.Minute)
+	if _, err := rw.Exec(`CREATE TABLE parcels_v2 (parcel_id TEXT, depot TEXT, weight_grams BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	fill := func(factor float64) {
+		if _, err := rw.Exec(`DELETE FROM parcels_v2`); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			g := p.grams
+			if i%2 == 0 && p.at.After(day.Add(9*time.Hour+30*time.Minute)) {
+				g = int64(math.Round(float64(p.grams) / 1000 * factor))
+			}
+			if _, err := rw.Exec(`INSERT INTO parcels_v2 VALUES (?, ?, ?)`, p.id, p.depot, g); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	inc, err := e.incs.Open(ctx, parcelsAsset, "null_rate", "sev2", "weight_grams null", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt := "INSERT INTO `parcels-v2` SELECT parcel_id, depot, " + gramsMapping.Expression("") + " AS weight_grams FROM `parcels`"
+	parcelsPlanWith(t, e, inc.ID, day, true, stmt, "warehouse:sqlite/parcels_v2")
+	life := e.service(t, nil)
+	fill(1000)
+	got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset})
+	if got.Status != ValuesPass || got.Compared != 96 || strings.Join(got.Key, ",") != "parcel_id,depot" {
+		t.Fatalf("right factor: %+v", got)
+	}
+	fill(100)
+	got = life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset})
+	if got.Status != ValuesFail || got.Mismatched != 29 || !strings.Contains(got.Why, "0.1× the source") {
+		t.Fatalf("wrong factor on the even v2 parcels: %+v", got)
+	}
+}
+
+// On PostgreSQL the compared windows are read by a range on the timestamp column; a row outside
+// them is not read.
+func TestValuesCompareOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	e := newEstate(t)
+	ps := parcelsTopic(t, e, day)
+	dsn := pgtest.Start(t).NewDatabase(t)
+	rw, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := rw.Exec(`CREATE TABLE parcels_hourly_v2 (depot TEXT NOT NULL, hour TIMESTAMP NOT NULL, total_grams BIGINT, parcels BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Warehouse = &config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+	*e.clock = day.Add(12*time.Hour + 10*time.Minute)
+	inc, err := e.incs.Open(ctx, parcelsAsset, "null_rate", "sev2", "total_grams null", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt := "INSERT INTO `parcels-hourly-v2` SELECT depot, window_start AS `hour`, SUM(" + gramsMapping.Expression("") + ") AS total_grams " +
+		"FROM TABLE(TUMBLE(TABLE `parcels`, DESCRIPTOR(ts), INTERVAL '1' HOUR)) GROUP BY depot, window_start, window_end"
+	parcelsPlanWith(t, e, inc.ID, day, true, stmt, "warehouse:postgres/parcels_hourly_v2")
+	life := e.service(t, nil)
+	insert := "INSERT INTO parcels_hourly_v2 VALUES ($1, $2::timestamp, $3, $4)"
+	restoreInto(t, rw, insert, ps, day, 1000)
+	// A row of an hour before the restore started, which no window compares.
+	if _, err := rw.Exec(insert, "north", "2026-11-29 06:00:00", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset}); got.Status != ValuesPass || got.Compared != 8 {
+		t.Fatalf("right factor: %+v", got)
+	}
+	restoreInto(t, rw, insert, ps, day, 100)
+	if got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset}); got.Status != ValuesFail || got.Mismatched != 6 {
+		t.Fatalf("wrong factor: %+v", got)
 	}
 }
