@@ -3,17 +3,14 @@ package plans
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/diagnosis"
-	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
-	"github.com/dataworkers/dw/pkg/store"
 )
 
 type flinkTables map[string]flinksql.Table
@@ -30,13 +27,7 @@ func (ts flinkTables) ResolveTable(_ context.Context, ref flinksql.TableRef, _ t
 func payoutSources(t *testing.T, sql string) Sources {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	now := func() time.Time { return time.Date(2026, 5, 6, 15, 0, 0, 0, time.UTC) }
-	g := graph.New(st, now)
+	src := storySources(t, false)
 	col := func(names ...string) []flinksql.Column {
 		var out []flinksql.Column
 		for _, n := range names {
@@ -52,10 +43,10 @@ func payoutSources(t *testing.T, sql string) Sources {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Import(ctx, b); err != nil {
+	if _, err := src.Graph.Import(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	return Sources{Store: st, Graph: g, Config: &config.Config{}, Now: now}
+	return src
 }
 
 // payoutDiagnosis: v4 of payouts-value only declared SETTLED_PARTIAL, read by the statement.
