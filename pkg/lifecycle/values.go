@@ -348,10 +348,15 @@ func readShape(text string, maps []plans.Replacement, checks []plans.Check) (val
 
 // readsMapped reports whether x references a removed field a mapping restores.
 func readsMapped(x sqlparse.Expr, maps []plans.Replacement) bool {
-	text := strings.ToLower(sqlparse.Format(x))
-	for _, m := range maps {
-		if strings.Contains(text, strings.ToLower(m.Removed)) {
-			return true
+	ts, err := sqlparse.Tokens(sqlparse.Format(x))
+	if err != nil {
+		return false
+	}
+	for _, t := range ts {
+		for _, m := range maps {
+			if t.IsName(m.Removed) {
+				return true
+			}
 		}
 	}
 	return false

@@ -267,7 +267,7 @@ func TestReadShapeRefusesWhatItCannotRecompute(t *testing.T) {
 	for sqlText, want := range map[string]string{
 		"INSERT INTO s SELECT depot, SUM(weight_grams) AS g FROM a JOIN b ON a.x = b.x GROUP BY depot":                                                             "only a plain topic or a TUMBLE window",
 		"INSERT INTO s SELECT SUM(weight_grams) AS g FROM parcels":                                                                                                 "no key or time column",
-		"INSERT INTO s SELECT depot, weight_kg FROM parcels":                                                                                                       "no output column reads a mapped field",
+		"INSERT INTO s SELECT depot, weight_kg, weight_grams_total FROM parcels":                                                                                   "no output column reads a mapped field",
 		"INSERT INTO s SELECT depot, SUM(weight_grams) AS g FROM TABLE(HOP(TABLE parcels, DESCRIPTOR(ts), INTERVAL '5' MINUTE, INTERVAL '1' HOUR)) GROUP BY depot": "HOP",
 	} {
 		if _, why := readShape(sqlText, maps, nil); !strings.Contains(why, want) {
