@@ -99,9 +99,9 @@ func (s *Service) compareValues(ctx context.Context, inc incidents.Incident) Val
 	if err != nil {
 		return notPossible("reading the plan: %v", err)
 	}
-	step, ok := mappedStatement(plan)
+	step, ok := correctedStatement(plan)
 	if !ok {
-		return notPossible("plan #%d has no corrected statement with a mapping for the removed field, so there is no rule to recompute restored values with", plan.ID)
+		return notPossible("plan #%d has no corrected statement whose SQL is known (none, or one that waits for a mapping), so there is no rule to recompute restored values with", plan.ID)
 	}
 	sqlText, _ := step.Payload["sql"].(string)
 	shape, why := readShape(sqlText, step.Mappings, plan.Checks)
@@ -189,10 +189,11 @@ func withWhy(v ValueCheck, format string, args ...any) ValueCheck {
 	return v
 }
 
-// mappedStatement is the plan's corrected statement whose mappings are all known.
-func mappedStatement(p plans.Plan) (plans.Proposal, bool) {
+// correctedStatement is the plan's corrected statement with its SQL and every mapping known: one
+// that reads removed fields through mappings, or one that widens a filter for new values.
+func correctedStatement(p plans.Plan) (plans.Proposal, bool) {
 	for _, st := range p.Proposals {
-		if st.Class == config.ClassFlinkStatement && len(st.Mappings) > 0 && len(st.NeedsMapping) == 0 {
+		if st.Class == config.ClassFlinkStatement && len(st.NeedsMapping) == 0 {
 			if _, ok := st.Payload["sql"].(string); ok {
 				return st, true
 			}
@@ -214,8 +215,9 @@ func planStart(p plans.Proposal, def time.Time) time.Time {
 }
 
 // readShape reads the compared column out of a corrected statement: one SELECT over one topic (or
-// a TUMBLE window over it), the output column whose expression reads a mapped field (the one a
-// plan check names when several do), and the columns its rows are keyed by.
+// a TUMBLE window over it), the output column whose expression reads a mapped field (with no
+// mappings, as for a widened filter, an aggregate output), the one a plan check names when several
+// qualify, and the columns its rows are keyed by.
 func readShape(text string, maps []plans.Replacement, checks []plans.Check) (valueShape, string) {
 	stmt, err := sqlparse.Parse(text)
 	if err != nil {
@@ -283,11 +285,14 @@ func readShape(text string, maps []plans.Replacement, checks []plans.Check) (val
 		if it.Star {
 			return valueShape{}, "it selects *, so its output columns are not known here"
 		}
-		if readsMapped(it.Expr, maps) && name(i) != "" {
+		if name(i) != "" && (readsMapped(it.Expr, maps) || len(maps) == 0 && isAggregate(it.Expr)) {
 			candidates = append(candidates, i)
 		}
 	}
-	if len(candidates) == 0 {
+	switch {
+	case len(candidates) == 0 && len(maps) == 0:
+		return valueShape{}, "it has no mapping and no aggregate output column to recompute"
+	case len(candidates) == 0:
 		return valueShape{}, "no output column reads a mapped field"
 	}
 	pick := candidates[0]
@@ -300,7 +305,7 @@ func readShape(text string, maps []plans.Replacement, checks []plans.Check) (val
 	}
 	sh.column, sh.text = name(pick), sel.Items[pick].Text
 	sh.value = sel.Items[pick].Expr
-	if f, ok := sh.value.(*sqlparse.FuncCall); ok && slices.Contains([]string{"SUM", "COUNT", "MIN", "MAX", "AVG"}, f.Name) {
+	if f, ok := sh.value.(*sqlparse.FuncCall); ok && isAggregate(f) {
 		if f.Distinct || f.Filter != nil || f.Over != nil || len(f.Args) != 1 {
 			return valueShape{}, fmt.Sprintf("%s is %s with DISTINCT, FILTER, OVER or several arguments, which is not recomputed", sh.column, f.Name)
 		}
@@ -344,6 +349,12 @@ func readShape(text string, maps []plans.Replacement, checks []plans.Check) (val
 		return valueShape{}, fmt.Sprintf("it writes no key or time column beside %s to match warehouse rows on", sh.column)
 	}
 	return sh, ""
+}
+
+// isAggregate reports whether x is one of the aggregates the comparison recomputes.
+func isAggregate(x sqlparse.Expr) bool {
+	f, ok := x.(*sqlparse.FuncCall)
+	return ok && slices.Contains([]string{"SUM", "COUNT", "MIN", "MAX", "AVG"}, f.Name)
 }
 
 // readsMapped reports whether x references a removed field a mapping restores.
@@ -821,7 +832,7 @@ func describeMismatch(key []string, g ValueGroup) string {
 	}
 	s := fmt.Sprintf("at %s the source gives %s, the warehouse holds %s", at, num(g.Source), num(g.Warehouse))
 	if *g.Source != 0 {
-		s += fmt.Sprintf(" (%s× the source: a wrong factor or mapping)", strconv.FormatFloat(*g.Warehouse / *g.Source, 'g', 4, 64))
+		s += fmt.Sprintf(" (%s× the source)", strconv.FormatFloat(*g.Warehouse / *g.Source, 'g', 4, 64))
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,7 +253,7 @@ func TestValuesNotPossibleSaysWhy(t *testing.T) {
 		t.Errorf("no plan: %+v", got)
 	}
 	parcelsPlan(t, e, inc.ID, day, false)
-	if got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset}); !strings.Contains(got.Why, "no corrected statement with a mapping") {
+	if got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset}); !strings.Contains(got.Why, "one that waits for a mapping") {
 		t.Errorf("mapping missing: %+v", got)
 	}
 	parcelsPlan(t, e, inc.ID, day, true)
@@ -361,5 +362,95 @@ func TestValuesCompareOnPostgres(t *testing.T) {
 	restoreInto(t, rw, insert, ps, day, 100)
 	if got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: parcelsAsset}); got.Status != ValuesFail || got.Mismatched != 6 {
 		t.Fatalf("wrong factor: %+v", got)
+	}
+}
+
+// A plan that widens a Flink filter for a new value (no mapping) is checked the same way: the
+// widened statement's sums, recomputed from JSON Schema records in $rowtime windows, against the
+// -v2 table. A table still written by the old filter misses the new state's amounts and fails.
+func TestValuesCompareAWidenedFilterOverJSONRecords(t *testing.T) {
+	ctx := context.Background()
+	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	e := newEstate(t)
+	f := kafkatest.Start(t, "payouts")
+	f.Registry.SeedSchema("payouts-value", 4, 204, sr.Schema{Type: sr.TypeJSON,
+		Schema: `{"type":"object","properties":{"merchant":{"type":"string"},"payout_state":{"enum":["SETTLED","PAID","FAILED","SETTLED_PARTIAL"]},"amount_cents":{"type":"integer"}}}`})
+	states := []string{"SETTLED", "PAID", "FAILED", "SETTLED_PARTIAL"}
+	type payout struct {
+		merchant, state string
+		hour            time.Time
+		cents           int64
+	}
+	var pays []payout
+	var recs []*kgo.Record
+	for i := 0; i < 48; i++ {
+		p := payout{merchant: []string{"m-1", "m-2"}[i%2], state: states[i%4], cents: int64(1000 + 10*i)}
+		at := day.Add(9*time.Hour + time.Duration(i)*5*time.Minute)
+		p.hour = at.Truncate(time.Hour)
+		pays = append(pays, p)
+		body := fmt.Sprintf(`{"merchant":%q,"payout_state":%q,"amount_cents":%d}`, p.merchant, p.state, p.cents)
+		recs = append(recs, &kgo.Record{Topic: "payouts", Value: append([]byte{0, 0, 0, 0, 204}, body...), Timestamp: at})
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.Kafka.BootstrapServers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "wh.db")
+	rw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := rw.Exec(`CREATE TABLE settled_payouts_v2 (merchant TEXT, hour TEXT, settled_cents BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	write := func(kept ...string) {
+		if _, err := rw.Exec(`DELETE FROM settled_payouts_v2`); err != nil {
+			t.Fatal(err)
+		}
+		sums := map[[2]string]int64{}
+		for _, p := range pays {
+			if slices.Contains(kept, p.state) {
+				sums[[2]string{p.merchant, p.hour.Format("2006-01-02T15:04:05Z")}] += p.cents
+			}
+		}
+		for k, v := range sums {
+			if _, err := rw.Exec(`INSERT INTO settled_payouts_v2 VALUES (?, ?, ?)`, k[0], k[1], v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.cfg.Kafka, e.cfg.SchemaRegistry = f.Kafka, f.SchemaRegistry
+	e.cfg.Warehouse = &config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second, MaxSampleRows: 5}
+	*e.clock = day.Add(13*time.Hour + 5*time.Minute)
+	inc, err := e.incs.Open(ctx, "warehouse:sqlite/settled_payouts", "volume", "sev2", "settled payouts 25% low", "dw-quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt := "INSERT INTO `settled-payouts-v2` SELECT merchant, window_start AS `hour`, SUM(amount_cents) AS settled_cents " +
+		"FROM TABLE(TUMBLE(TABLE `payouts`, DESCRIPTOR($rowtime), INTERVAL '1' HOUR)) WHERE payout_state IN ('SETTLED', 'PAID', 'SETTLED_PARTIAL') " +
+		"GROUP BY merchant, window_start, window_end"
+	_, err = plans.Save(ctx, e.st, plans.Plan{IncidentID: inc.ID, CreatedBy: "dw-incidents",
+		Proposals: []plans.Proposal{{Order: 1, Class: config.ClassFlinkStatement, Target: "flink:statement/settled-payouts", Title: "Run settled-payouts-v2",
+			Payload:  map[string]any{"sql": stmt, "start": map[string]any{"from": day.Add(9 * time.Hour).Format(time.RFC3339)}, "new_values": []string{"SETTLED_PARTIAL"}},
+			Executor: plans.ExecutorOwner}},
+		Checks: []plans.Check{{Asset: "warehouse:sqlite/settled_payouts_v2", Check: "volume", Supersedes: "warehouse:sqlite/settled_payouts", Why: "the data lands in settled_payouts_v2"}}}, e.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	life := e.service(t, nil)
+	write("SETTLED", "PAID", "SETTLED_PARTIAL")
+	got := life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: "warehouse:sqlite/settled_payouts"})
+	if got.Status != ValuesPass || got.Compared != 8 || got.Column != "settled_cents" || got.Records != 48 {
+		t.Fatalf("widened: %+v", got)
+	}
+	write("SETTLED", "PAID")
+	got = life.compareValues(ctx, incidents.Incident{ID: inc.ID, Asset: "warehouse:sqlite/settled_payouts"})
+	if got.Status != ValuesFail || got.Mismatched != 4 || !strings.Contains(got.Why, "merchant, hour = m-2") {
+		t.Fatalf("the old filter's sums passed: %+v", got)
 	}
 }
