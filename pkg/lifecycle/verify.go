@@ -25,7 +25,7 @@ type VerifyInput struct {
 type Verification struct {
 	Incident   incidents.Incident `json:"incident" jsonschema:"The incident after verification"`
 	Checks     []Check            `json:"checks"`
-	Values     ValueCheck         `json:"values" jsonschema:"The restored values recomputed from a topic sample with the plan's mapping and compared with the warehouse; a fail keeps the incident open"`
+	Values     ValueCheck         `json:"values" jsonschema:"The corrected statement's column recomputed from a topic sample (with the plan's mapping) and compared with the warehouse rows it wrote; a fail keeps the incident open"`
 	Superseded string             `json:"superseded,omitempty" jsonschema:"Why the incident's own check was replaced by a plan check on the table the data now lands in"`
 	Resolved   bool               `json:"resolved"`
 	Failed     bool               `json:"failed" jsonschema:"true when a check still fails; the incident stays open"`
