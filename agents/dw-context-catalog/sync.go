@@ -18,7 +18,7 @@ func syncCatalog(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("sync_catalog",
 		"Harvest the running systems into the context graph: Kafka topics, Schema Registry subjects and fields, Connect "+
 			"connectors and the tables they write, Flink statements (column lineage from their SQL, pinned to the schema "+
-			"versions they read), Tableflow tables (and their Iceberg tables from the lake catalog), warehouse tables and columns, and the catalog files. Re-running updates "+
+			"versions they read), Tableflow tables (and their Iceberg tables from the lake catalog), warehouse tables and columns and views (their SQL, with column lineage from it), and the catalog files. Re-running updates "+
 			"in place and reports what was added, changed and marked stale; a backend that fails keeps its earlier assets.",
 		func(ctx context.Context, p syncCatalogParams) (catalogsync.Report, error) {
 			st, err := env.Store.Get(ctx)

@@ -19,7 +19,10 @@ func verifyIncident(env *mcpkit.Env) mcpkit.Tool {
 	return mcpkit.Write("verify_incident",
 		"Re-run the incident's failing check and the checks of its latest plan over the window (default today). Only when every result passes does it "+
 			"resolve the incident, mark its actions verified and write its hash-chained receipt, all in one transaction (never resolved without a receipt); "+
-			"otherwise it records what still fails and returns failed=true.",
+			"otherwise it records what still fails and returns failed=true. Where the plan has a corrected Flink statement, values recomputes its restored column "+
+			"from a bounded topic sample (each record decoded with its writer's schema, the plan's mapping applied) and compares it with the warehouse rows of the same keys and windows: "+
+			"a mismatch (a wrong factor, a filter not widened) keeps the incident open; "+
+			"values.why says when no comparison is possible and why.",
 		func(ctx context.Context, p verifyParams) (lifecycle.Verification, error) {
 			svc, err := lifecycleService(ctx, env)
 			if err != nil {

@@ -441,7 +441,11 @@ func (r *run) warehouse(ctx context.Context) ([]graph.Batch, []string, error) {
 		}
 	}
 	r.tables, r.engine = tables, engine
-	return []graph.Batch{b}, warnings, nil
+	notes, err := r.views(ctx, db, &b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []graph.Batch{b}, append(warnings, notes...), nil
 }
 
 // quotedRef names a listed table exactly (quoted parts keep their case).

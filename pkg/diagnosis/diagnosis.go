@@ -61,7 +61,10 @@ type FieldChange struct {
 	NewName string `json:"new_name,omitempty"`
 	OldType string `json:"old_type,omitempty"`
 	NewType string `json:"new_type,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	// SymbolsAdded and SymbolsRemoved are the enum symbols an enum change names.
+	SymbolsAdded   []string `json:"symbols_added,omitempty"`
+	SymbolsRemoved []string `json:"symbols_removed,omitempty"`
+	Detail         string   `json:"detail,omitempty"`
 }
 
 // Reader is a consumer of a subject known from the graph.
@@ -109,8 +112,8 @@ type SchemaChange struct {
 	// Predicted is, per reader-affecting change, what a reader pinned to the version before sees
 	// of it by the format's rules (nulls, zeros, default, rows missing, statement failed).
 	Predicted []impact.View `json:"predicted,omitempty"`
-	// NewValues are values of on-path fields that only records of this version or later carry in
-	// the topic sample (a new enum symbol or code).
+	// NewValues are values of on-path fields this version brings: enum symbols it declares, and
+	// values only records of this version or later carry in the topic sample (a new code).
 	NewValues []ValuesSeen `json:"new_values,omitempty"`
 
 	// readFields are the on-path changed fields as readers name them (a rename's old name).
@@ -121,7 +124,17 @@ type SchemaChange struct {
 type ValuesSeen struct {
 	Field  string   `json:"field"`
 	Values []string `json:"values"`
+	// From says where they are known from: the schema (enum symbols the version declares), the
+	// topic sample (values only its records carry), or both.
+	From string `json:"from,omitempty"`
 }
+
+// Where new values are known from.
+const (
+	ValuesFromSchema = "schema"
+	ValuesFromSample = "topic sample"
+	ValuesFromBoth   = "schema and topic sample"
+)
 
 // FirstSeenSample is SchemaChange.FirstSeenFrom when the time is the earliest record in the sample.
 const FirstSeenSample = "sample"
@@ -340,10 +353,17 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 		data = append(data, fmt.Sprintf("%s is null or missing in %.0f%% of the sample's v%d-or-later records against %.0f%% of older ones",
 			field, sc.FieldNullRate*100, sc.Version, sc.OlderNullRate*100))
 	}
+	var declared []string
 	for _, nv := range sc.NewValues {
+		if nv.From == ValuesFromSchema {
+			declared = append(declared, fmt.Sprintf("v%d declares the new symbol(s) %s of %s, not yet seen in a topic sample: readers that filter, CASE or join on %s drop or misfile them",
+				sc.Version, strings.Join(nv.Values, ", "), nv.Field, nv.Field))
+			continue
+		}
 		data = append(data, fmt.Sprintf("the topic sample shows %s taking %s only in v%d-or-later records: readers that filter, CASE or join on %s drop or misfile them",
 			nv.Field, strings.Join(nv.Values, ", "), sc.Version, nv.Field))
 	}
+	c.Evidence = append(c.Evidence, declared...)
 	if len(data) > 0 {
 		c.Supports = append(c.Supports, KindData)
 		c.Evidence = append(c.Evidence, strings.Join(data, "; "))

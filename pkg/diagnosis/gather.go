@@ -251,7 +251,7 @@ func (g *Gatherer) consider(ctx context.Context, in *Input, ev *Evidence, lin gr
 	changed := map[string]string{}
 	for _, c := range changes {
 		sc.Changes = append(sc.Changes, FieldChange{Path: c.Path, Change: string(c.Kind), OldName: c.OldName, NewName: c.NewName,
-			OldType: c.OldType, NewType: c.NewType, Detail: c.Detail})
+			OldType: c.OldType, NewType: c.NewType, SymbolsAdded: c.SymbolsAdded, SymbolsRemoved: c.SymbolsRemoved, Detail: c.Detail})
 		old := c.Path
 		if c.OldPath != "" {
 			old = c.OldPath

@@ -492,10 +492,6 @@ func nullSplit(samples []kafka.Sample, subject string, version int, field string
 // rate among its records against older ones. Data counts only when the newer records are nullier;
 // otherwise the rates stay -1 and the reason is returned for Unchecked.
 func measure(sc *SchemaChange, samples []kafka.Sample) []string {
-	if len(samples) == 0 {
-		return nil // the sample's own line in Unchecked says why
-	}
-	sc.NewVersionShare = versionShare(samples, sc.Subject, sc.Version)
 	sc.NewValues = newValues(sc, samples)
 	for _, nv := range sc.NewValues {
 		vc := impact.ValueChange{Field: nv.Field, NewValues: nv.Values, Source: "topic sample"}
@@ -505,6 +501,10 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 			}
 		}
 	}
+	if len(samples) == 0 {
+		return nil // the sample's own line in Unchecked says why
+	}
+	sc.NewVersionShare = versionShare(samples, sc.Subject, sc.Version)
 	if len(sc.readFields) == 0 || sc.NewVersionShare < 0 {
 		return nil
 	}
@@ -533,9 +533,10 @@ func measure(sc *SchemaChange, samples []kafka.Sample) []string {
 	return why
 }
 
-// newValues are the values of the change's on-path fields (its changed fields when only
-// table-level lineage links the subject, as for a volume incident) that, in the sample, only
-// records of this version or later carry: a new code that readers comparing values may drop.
+// newValues are the new values of the change's on-path fields (its changed fields when only
+// table-level lineage links the subject, as for a volume incident): the enum symbols the version
+// declares (known before any record carries them) and the values that, in the sample, only
+// records of this version or later carry (a new code that readers comparing values may drop).
 func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
 	var out []ValuesSeen
 	isNew := func(v kafka.VersionStat) bool { return v.Subject == sc.Subject && v.Version >= sc.Version }
@@ -548,16 +549,35 @@ func newValues(sc *SchemaChange, samples []kafka.Sample) []ValuesSeen {
 	for _, field := range fields {
 		seen := map[string]bool{}
 		var vals []string
+		for _, ch := range sc.Changes {
+			if ch.Path == field && ch.Change == "enum_symbols_added" {
+				for _, v := range ch.SymbolsAdded {
+					if !seen[v] {
+						seen[v] = true
+						vals = append(vals, v)
+					}
+				}
+			}
+		}
+		declared, inSample := len(vals) > 0, false
 		for _, s := range samples {
 			for _, v := range s.NewValues(field, isNew) {
+				inSample = true
 				if !seen[v] {
 					seen[v] = true
 					vals = append(vals, v)
 				}
 			}
 		}
+		from := ValuesFromSample
+		switch {
+		case declared && inSample:
+			from = ValuesFromBoth
+		case declared:
+			from = ValuesFromSchema
+		}
 		if len(vals) > 0 {
-			out = append(out, ValuesSeen{Field: field, Values: vals})
+			out = append(out, ValuesSeen{Field: field, Values: vals, From: from})
 		}
 	}
 	return out

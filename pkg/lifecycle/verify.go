@@ -25,6 +25,7 @@ type VerifyInput struct {
 type Verification struct {
 	Incident   incidents.Incident `json:"incident" jsonschema:"The incident after verification"`
 	Checks     []Check            `json:"checks"`
+	Values     ValueCheck         `json:"values" jsonschema:"The corrected statement's column recomputed from a topic sample (with the plan's mapping) and compared with the warehouse rows it wrote; a fail keeps the incident open"`
 	Superseded string             `json:"superseded,omitempty" jsonschema:"Why the incident's own check was replaced by a plan check on the table the data now lands in"`
 	Resolved   bool               `json:"resolved"`
 	Failed     bool               `json:"failed" jsonschema:"true when a check still fails; the incident stays open"`
@@ -49,7 +50,14 @@ func (s *Service) Verify(ctx context.Context, in VerifyInput) (Verification, err
 	if err != nil {
 		return Verification{}, err
 	}
-	out := Verification{Checks: checks.Checks, Superseded: checks.Superseded}
+	out := Verification{Checks: checks.Checks, Superseded: checks.Superseded, Values: s.compareValues(ctx, inc)}
+	if v := out.Values; v.Status != ValuesNotPossible {
+		checks.After = append(checks.After, receipts.Check{At: s.d.Now(), Asset: v.Asset, Metric: "restored_values", Subject: v.Column,
+			Value: float64(v.Mismatched), Status: v.Status, Why: v.Why})
+		if v.Status == ValuesFail {
+			checks.Failing = append(checks.Failing, "restored values on "+v.Asset+": "+v.Why)
+		}
+	}
 	if !checks.Passed() {
 		detail := fmt.Sprintf("re-ran %s: still not passing: %s", checks.Summary(), strings.Join(checks.Failing, "; "))
 		if err := s.incidents.AddEvent(ctx, inc.ID, "verified", s.actor(ctx), detail); err != nil {

@@ -119,7 +119,11 @@ func generate(ctx context.Context, src Sources, req Request) (*draftContext, Pla
 	p.Proposals = append(p.Proposals, holds...)
 	if sc, seen, ok := dc.valueCauseOf(); ok {
 		dc.cause = &sc
-		p.Proposals = append(p.Proposals, dc.valueSteps(ctx, sc, seen)...)
+		steps, err := dc.valueSteps(ctx, sc, seen)
+		if err != nil {
+			return nil, Plan{}, err
+		}
+		p.Proposals = append(p.Proposals, steps...)
 	} else if dc.diag != nil {
 		sc, reader, ok := dc.schemaCause()
 		if ok {

@@ -130,47 +130,22 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 				k, sc.Subject, sc.Version, u, strings.Join(reader.ReadsFields, ", "))
 		}
 	}
-	topics, err := dc.topicsOf(ctx, sc.Subject)
-	if err != nil {
-		return Proposal{}, false, err
-	}
 	stmt, err := sqlparse.Parse(sql)
 	if err != nil {
 		dc.note(fmt.Sprintf("no corrected statement generated: the SQL of %s does not parse: %v", u, err))
 		return Proposal{}, false, nil
 	}
 	lin := sqlparse.Analyze(stmt, nil)
-	source := ""
-	for _, t := range lin.Tables {
-		for _, tp := range topics {
-			if strings.EqualFold(t[len(t)-1], tp) {
-				source = tp
-			}
-		}
+	source, err := dc.sourceTopic(ctx, sc.Subject, lin)
+	if err != nil {
+		return Proposal{}, false, err
 	}
 	if source == "" || len(lin.Target) == 0 {
 		dc.note(fmt.Sprintf("no corrected statement generated: %s reads no topic of %s that the graph knows, or writes no table", u, sc.Subject))
 		return Proposal{}, false, nil
 	}
 	sink := lin.Target[len(lin.Target)-1] + "-v2"
-	var opts [][2]string
-	start := map[string]any{"from": dc.from.UTC().Format(time.RFC3339)}
-	var offs []PartitionOffset
-	why := "kafka not configured (set kafka.bootstrap_servers)"
-	if dc.src.Offsets != nil {
-		if offs, err = dc.src.Offsets(ctx, source, dc.from); err != nil {
-			why, offs = fmt.Sprintf("the offsets of %s could not be read (%v)", source, err), nil
-		}
-	}
-	if offs != nil {
-		opts = [][2]string{{"scan.startup.mode", "specific-offsets"}, {"scan.startup.specific-offsets", specificOffsets(offs)}}
-		start["mode"], start["offsets"] = "specific-offsets", specificOffsets(offs)
-	} else {
-		ms := strconv.FormatInt(dc.from.UnixMilli(), 10)
-		opts = [][2]string{{"scan.startup.mode", "timestamp"}, {"scan.startup.timestamp-millis", ms}}
-		start["mode"], start["timestamp_millis"] = "timestamp", ms
-		dc.note(fmt.Sprintf("%s: the corrected statement starts from timestamp %s (%s) instead of per-partition offsets", why, ms, dc.from.UTC().Format(time.RFC3339)))
-	}
+	opts, start := dc.startAt(ctx, source)
 	known, pinned, err := dc.knownFields(ctx, source)
 	if err != nil {
 		return Proposal{}, false, err
@@ -254,6 +229,46 @@ func (dc *draftContext) statement(ctx context.Context, sc diagnosis.SchemaChange
 			strings.Join(reader.ReadsFields, ", "), sc.Version, strings.Join(whys, "; "), landing),
 		BlastRadius: []string{string(u), string(graph.TopicURN(sink)), string(dc.newAsset)}, Origin: OriginGenerated,
 		Validation: validation}, true, nil
+}
+
+// sourceTopic is the topic of subject a statement reads ("" when it reads none the graph knows).
+func (dc *draftContext) sourceTopic(ctx context.Context, subject string, lin *sqlparse.Lineage) (string, error) {
+	topics, err := dc.topicsOf(ctx, subject)
+	if err != nil {
+		return "", err
+	}
+	source := ""
+	for _, t := range lin.Tables {
+		for _, tp := range topics {
+			if strings.EqualFold(t[len(t)-1], tp) {
+				source = tp
+			}
+		}
+	}
+	return source, nil
+}
+
+// startAt is where a new statement reading source starts: the partitions' offsets at the plan's
+// start when Kafka can say them, else that timestamp (noted). It returns the scan options and the
+// payload's start.
+func (dc *draftContext) startAt(ctx context.Context, source string) ([][2]string, map[string]any) {
+	start := map[string]any{"from": dc.from.UTC().Format(time.RFC3339)}
+	var offs []PartitionOffset
+	why := "kafka not configured (set kafka.bootstrap_servers)"
+	if dc.src.Offsets != nil {
+		var err error
+		if offs, err = dc.src.Offsets(ctx, source, dc.from); err != nil {
+			why, offs = fmt.Sprintf("the offsets of %s could not be read (%v)", source, err), nil
+		}
+	}
+	if offs != nil {
+		start["mode"], start["offsets"] = "specific-offsets", specificOffsets(offs)
+		return [][2]string{{"scan.startup.mode", "specific-offsets"}, {"scan.startup.specific-offsets", specificOffsets(offs)}}, start
+	}
+	ms := strconv.FormatInt(dc.from.UnixMilli(), 10)
+	start["mode"], start["timestamp_millis"] = "timestamp", ms
+	dc.note(fmt.Sprintf("%s: the corrected statement starts from timestamp %s (%s) instead of per-partition offsets", why, ms, dc.from.UTC().Format(time.RFC3339)))
+	return [][2]string{{"scan.startup.mode", "timestamp"}, {"scan.startup.timestamp-millis", ms}}, start
 }
 
 // clientMapping reads removed from the caller's SQL expression: it must parse, read only scalar

@@ -45,24 +45,34 @@ func (dc *draftContext) valueCause() (diagnosis.SchemaChange, []diagnosis.Values
 	return *top, seen, len(seen) > 0
 }
 
-// valueSteps are the plan's steps for a value change: per dbt model that filters the field, a
-// diff widening the filter with the new values (and the rebuild that reruns it), or, where the
-// widening is not mechanical, a step for the owner saying what to decide.
-func (dc *draftContext) valueSteps(ctx context.Context, sc diagnosis.SchemaChange, seen []diagnosis.ValuesSeen) []Proposal {
+// valueSteps are the plan's steps for a value change: per Flink statement that filters the field,
+// a corrected statement with the widened filter (propose_values_flink.go); per dbt model, a diff
+// widening the filter with the new values (and the rebuild that reruns it); where the widening is
+// not mechanical, a step for the owner saying what to decide.
+func (dc *draftContext) valueSteps(ctx context.Context, sc diagnosis.SchemaChange, seen []diagnosis.ValuesSeen) ([]Proposal, error) {
 	noRestore := fmt.Sprintf("no schema restore needed: %s v%d changes only the values of %s, which readers of older versions still decode; the readers that filter on them are what drops the rows",
 		sc.Subject, sc.Version, fieldsOf(seen))
 	dc.note(noRestore)
 	var out []Proposal
+	models := 0
 	for _, nv := range seen {
+		for _, u := range statementsFiltering(sc, nv.Field) {
+			p, err := dc.widenStatement(ctx, sc, u, nv, noRestore)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
 		for _, model := range dc.modelsFiltering(ctx, sc, nv.Field) {
 			out = append(out, dc.widenFilter(model, nv, noRestore))
+			models++
 		}
 	}
-	if len(out) == 0 {
+	if models == 0 {
 		dc.note(fmt.Sprintf("no dbt change generated for the new values of %s: no dbt model among the readers in the diagnosis or downstream of %s reads it (import_dbt_manifest)",
 			fieldsOf(seen), dc.inc.Asset))
 	}
-	return out
+	return out, nil
 }
 
 // modelsFiltering are the dbt models that read field: the diagnosis's readers first, then the

@@ -48,6 +48,11 @@ type Change struct {
 	NewName string `json:"new_name,omitempty"`
 	OldType string `json:"old_type,omitempty"`
 	NewType string `json:"new_type,omitempty"`
+	// SymbolsAdded and SymbolsRemoved are the enum symbols (Avro enum symbols, Protobuf enum
+	// values, JSON Schema enum or const values) an enum_symbols_added / _removed change names:
+	// a new symbol is a new value before any record carries it.
+	SymbolsAdded   []string `json:"symbols_added,omitempty"`
+	SymbolsRemoved []string `json:"symbols_removed,omitempty"`
 	// Detail says the change in one sentence, for people.
 	Detail string `json:"detail"`
 }
@@ -167,10 +172,14 @@ func compareFields(o, n Field, renamed bool) []Change {
 		out = append(out, mk(ProtobufOneofChange, fmt.Sprintf("%s moves from oneof %q to oneof %q", n.Path, o.Oneof, n.Oneof)))
 	}
 	if add := minus(n.Symbols, o.Symbols); len(add) > 0 && len(o.Symbols) > 0 {
-		out = append(out, mk(EnumSymbolsAdded, fmt.Sprintf("%s gains symbols %s", n.Path, strings.Join(add, ", "))))
+		c := mk(EnumSymbolsAdded, fmt.Sprintf("%s gains symbols %s", n.Path, strings.Join(add, ", ")))
+		c.SymbolsAdded = add
+		out = append(out, c)
 	}
 	if rem := minus(o.Symbols, n.Symbols); len(rem) > 0 && len(n.Symbols) > 0 {
-		out = append(out, mk(EnumSymbolsRemoved, fmt.Sprintf("%s loses symbols %s", n.Path, strings.Join(rem, ", "))))
+		c := mk(EnumSymbolsRemoved, fmt.Sprintf("%s loses symbols %s", n.Path, strings.Join(rem, ", ")))
+		c.SymbolsRemoved = rem
+		out = append(out, c)
 	}
 	return out
 }

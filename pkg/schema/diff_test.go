@@ -101,3 +101,49 @@ func TestDiffCarriesOldAndNewNameAndType(t *testing.T) {
 		}
 	}
 }
+
+// An enum change names its symbols, in every format, so a new value is known before any record
+// carries it.
+func TestDiffNamesTheEnumSymbolsAddedAndRemoved(t *testing.T) {
+	cases := []struct {
+		name          string
+		format        schema.Format
+		old, new      string
+		added, remove string
+	}{
+		{"avro nullable enum", schema.Avro,
+			`{"type":"record","name":"R","fields":[{"name":"s","type":["null",{"type":"enum","name":"S","symbols":["NEW","DONE"]}],"default":null}]}`,
+			`{"type":"record","name":"R","fields":[{"name":"s","type":["null",{"type":"enum","name":"S","symbols":["NEW","DONE","DONE_AT_LOCKER"]}],"default":null}]}`,
+			"DONE_AT_LOCKER", ""},
+		{"protobuf enum values", schema.Protobuf,
+			`syntax="proto3"; message M { Channel c = 1; } enum Channel { UNSPECIFIED = 0; SEARCH = 1; DISPLAY = 2; }`,
+			`syntax="proto3"; message M { Channel c = 1; } enum Channel { UNSPECIFIED = 0; SEARCH = 1; AFFILIATE = 3; PARTNER = 4; }`,
+			"AFFILIATE,PARTNER", "DISPLAY"},
+		{"json enum", schema.JSON,
+			`{"type":"object","properties":{"tier":{"enum":["gold","silver"]}}}`,
+			`{"type":"object","properties":{"tier":{"enum":["gold","silver","bronze"]}}}`,
+			"bronze", ""},
+		{"json const widened to an enum", schema.JSON,
+			`{"type":"object","properties":{"kind":{"const":"parcel"}}}`,
+			`{"type":"object","properties":{"kind":{"enum":["parcel","pallet"]}}}`,
+			"pallet", ""},
+		{"json const replaced", schema.JSON,
+			`{"type":"object","properties":{"kind":{"const":"parcel"}}}`,
+			`{"type":"object","properties":{"kind":{"const":"box"}}}`,
+			"box", "parcel"},
+	}
+	for _, c := range cases {
+		var added, removed []string
+		for _, ch := range schema.Diff(mustParse(t, c.format, c.old), mustParse(t, c.format, c.new)) {
+			switch ch.Kind {
+			case schema.EnumSymbolsAdded:
+				added = ch.SymbolsAdded
+			case schema.EnumSymbolsRemoved:
+				removed = ch.SymbolsRemoved
+			}
+		}
+		if strings.Join(added, ",") != c.added || strings.Join(removed, ",") != c.remove {
+			t.Errorf("%s: added %v removed %v, want %s / %s", c.name, added, removed, c.added, c.remove)
+		}
+	}
+}

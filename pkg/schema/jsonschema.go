@@ -417,11 +417,13 @@ func (w *jsonWalker) walk(prefix string, v any) {
 				b, _ := json.Marshal(d)
 				fld.Default = string(b)
 			}
-			if e, ok := sm["enum"].([]any); ok {
-				for _, x := range e {
-					b, _ := json.Marshal(x)
-					fld.Symbols = append(fld.Symbols, strings.Trim(string(b), `"`))
-				}
+			values, _ := sm["enum"].([]any)
+			if c, ok := sm["const"]; ok && values == nil {
+				values = []any{c} // a const is an enum of one value
+			}
+			for _, x := range values {
+				b, _ := json.Marshal(x)
+				fld.Symbols = append(fld.Symbols, strings.Trim(string(b), `"`))
 			}
 			if d, ok := sm["description"].(string); ok {
 				fld.Doc = d

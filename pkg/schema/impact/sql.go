@@ -401,17 +401,8 @@ const SymptomMisclassified Symptom = "misclassified"
 func valueChanges(req Request, diff []schema.Change) []ValueChange {
 	var out []ValueChange
 	for _, c := range diff {
-		if c.Kind != schema.EnumSymbolsAdded || c.Old == nil || c.New == nil {
-			continue
-		}
-		var added []string
-		for _, s := range c.New.Symbols {
-			if !slices.Contains(c.Old.Symbols, s) {
-				added = append(added, s)
-			}
-		}
-		if len(added) > 0 {
-			out = append(out, ValueChange{Field: c.Path, NewValues: added, Source: "enum symbols added in " + req.label()})
+		if c.Kind == schema.EnumSymbolsAdded && len(c.SymbolsAdded) > 0 {
+			out = append(out, ValueChange{Field: c.Path, NewValues: c.SymbolsAdded, Source: "enum symbols added in " + req.label()})
 		}
 	}
 	for _, v := range req.NewValues {

@@ -399,16 +399,8 @@ func Predict(old, new *schema.Schema, mode string) []View {
 // the record cannot be decoded. (Protobuf enums keep an unknown number and JSON Schema carries the
 // string: nothing fails, and the readers that compare the value are found from their SQL.)
 func enumView(old *schema.Schema, c schema.Change, mode string) (View, bool) {
-	if old.Format != schema.Avro || c.Old == nil || c.New == nil {
-		return View{}, false
-	}
-	var added []string
-	for _, s := range c.New.Symbols {
-		if !slices.Contains(c.Old.Symbols, s) {
-			added = append(added, s)
-		}
-	}
-	if len(added) == 0 {
+	added := c.SymbolsAdded
+	if old.Format != schema.Avro || c.Old == nil || len(added) == 0 {
 		return View{}, false
 	}
 	syms := strings.Join(added, ", ")
