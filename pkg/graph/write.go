@@ -138,7 +138,15 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res Impor
 			return err
 		}
 		defer w.close()
+		rebuild, err := sqliteDeferIndexes(ctx, tx, map[string]int{
+			"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows)
+		if err != nil {
+			return err
+		}
 		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
+			return err
+		}
+		if err := rebuild(ctx); err != nil {
 			return err
 		}
 		return w.finish(ctx, &res)
@@ -239,13 +247,17 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	return c, err
 }
 
-// batchWriter upserts batches of one source inside one write transaction. In a complete import
-// it records the row ids it upserts in temp.graph_import_seen (kind 0 claims, 1 fields, 2 edges;
-// 3 the assets whose field-level edges are kept), so finish can mark the rest stale in SQL.
+// batchWriter upserts batches of one source inside one write transaction. In a complete import of
+// a source that has rows already it records the row ids it upserts in temp.graph_import_seen
+// (kind 0 claims, 1 fields, 2 edges; 3 the assets whose field-level edges are kept), so finish can
+// mark the rest stale in SQL.
 type batchWriter struct {
-	tx             *sql.Tx
-	source, ts     string
-	complete       bool
+	tx         *sql.Tx
+	source, ts string
+	complete   bool
+	// track: a complete import of a source that already has rows records what it upserts, so
+	// finish can mark the rest stale; a source's first import has nothing to mark.
+	track          bool
 	ids            idCache
 	claims, fields *sql.Stmt
 	edges          *sql.Stmt
@@ -281,10 +293,17 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		}
 	}
 	if complete {
+		// A complete import writes every row of its source: a page cache of 64 MB (default 2 MB)
+		// keeps the edge indexes' pages in memory for its length; close restores it.
+		if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -65536`); err != nil {
+			return nil, fmt.Errorf("graph: import %s: %w", source, err)
+		}
+		if w.track, err = hasRows(ctx, tx, source); err != nil {
+			return nil, err
+		}
+	}
+	if w.track {
 		for _, q := range []string{
-			// A complete import writes every row of its source: a page cache of 64 MB (default
-			// 2 MB) keeps the edge indexes' pages in memory for its length; close restores it.
-			`PRAGMA cache_size = -65536`,
 			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
 			`DELETE FROM temp.graph_import_seen`,
 		} {
@@ -371,7 +390,7 @@ func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [
 		if err := res.Scan(&id); err != nil {
 			return err
 		}
-		if w.complete {
+		if w.track {
 			if err := w.saw(ctx, kind, id); err != nil {
 				return err
 			}
@@ -439,7 +458,7 @@ func (w *batchWriter) put(ctx context.Context, b Batch) error {
 	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
 		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
 	}
-	if w.complete && len(b.KeepFieldEdgesInto) > 0 {
+	if w.track && len(b.KeepFieldEdgesInto) > 0 {
 		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
 			return err
 		}
@@ -472,7 +491,7 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 			return err
 		}
 	}
-	if w.complete {
+	if w.track {
 		if err := w.flush(ctx); err != nil {
 			return err
 		}
@@ -524,6 +543,17 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 		return bumpGeneration(ctx, w.tx, changed, logged)
 	}
 	return nil
+}
+
+// hasRows says whether source has any claim, field or edge yet (through the by-source indexes).
+func hasRows(ctx context.Context, tx *sql.Tx, source string) (bool, error) {
+	var has bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM graph_asset_claims WHERE source = ?1)
+		OR EXISTS (SELECT 1 FROM graph_fields WHERE source = ?1) OR EXISTS (SELECT 1 FROM graph_edges WHERE source = ?1)`,
+		source).Scan(&has); err != nil {
+		return false, fmt.Errorf("graph: rows of %s: %w", source, err)
+	}
+	return has, nil
 }
 
 // staleEdges counts source's stale edges (through the partial index graph_edges_stale).
