@@ -257,11 +257,7 @@ const batchSize = 5000
 func Import(m *Manifest, engine string) (graph.Batch, Stats, error) {
 	all := graph.Batch{Source: m.Source()}
 	st, err := m.Convert(engine, func(b graph.Batch) error {
-		all.Assets = append(all.Assets, b.Assets...)
-		all.Fields = append(all.Fields, b.Fields...)
-		all.Edges = append(all.Edges, b.Edges...)
-		all.KeepFieldEdgesInto = append(all.KeepFieldEdgesInto, b.KeepFieldEdgesInto...)
-		all.Warnings = append(all.Warnings, b.Warnings...)
+		appendBatch(&all, b)
 		return nil
 	})
 	return all, st, err
@@ -289,6 +285,7 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 	if _, err := m.r.Seek(0, io.SeekStart); err != nil {
 		return Stats{}, fmt.Errorf("dbt manifest: %w", err)
 	}
+	p := imp.startPipeline(convertWorkers())
 	_, err := walkManifest(m.r, map[string]bool{"nodes": true, "sources": true, "exposures": true},
 		func(section, key string, dec *json.Decoder) error {
 			if section == "exposures" {
@@ -296,14 +293,13 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 				if err := dec.Decode(&x); err != nil {
 					return fmt.Errorf("dbt manifest: exposure %q: %w", key, err)
 				}
-				if x != nil {
-					if x.UniqueID == "" {
-						x.UniqueID = key
-					}
-					imp.exposure(x)
-					imp.st.Exposures++
+				if x == nil {
+					return nil
 				}
-				return imp.flush(false)
+				if x.UniqueID == "" {
+					x.UniqueID = key
+				}
+				return p.submit(convertJob{exposure: x})
 			}
 			if section == "nodes" && buildsNothing(key) {
 				return skipValue(dec) // read by the index already
@@ -318,13 +314,11 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 			if n.UniqueID == "" {
 				n.UniqueID = key
 			}
-			if section == "sources" {
-				imp.source(n)
-			} else {
-				imp.model(n)
-			}
-			return imp.flush(false)
+			return p.submit(convertJob{node: n, source: section == "sources"})
 		}, nil)
+	if putErr := p.wait(); putErr != nil {
+		return Stats{}, putErr // the consumer's error stopped the walk
+	}
 	if err != nil {
 		return Stats{}, err
 	}
