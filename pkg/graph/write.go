@@ -208,17 +208,37 @@ func (s *spill) each(fn func(Batch) error) error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
 	}
+	// The next batch is decoded while fn writes the last one: the write transaction waits on
+	// SQLite alone.
 	dec := gob.NewDecoder(bufio.NewReaderSize(s.f, 1<<20))
-	for range s.n {
-		var b Batch
-		if err := dec.Decode(&b); err != nil {
-			return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
+	batches, stop := make(chan Batch, 1), make(chan struct{})
+	var decErr error
+	go func() {
+		defer close(batches)
+		for range s.n {
+			var b Batch
+			if decErr = dec.Decode(&b); decErr != nil {
+				decErr = fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), decErr)
+				return
+			}
+			select {
+			case batches <- b:
+			case <-stop:
+				return
+			}
 		}
+	}()
+	defer func() {
+		close(stop)
+		for range batches { // wait for the decoder to stop
+		}
+	}()
+	for b := range batches {
 		if err := fn(b); err != nil {
 			return err
 		}
 	}
-	return nil
+	return decErr
 }
 
 func (s *spill) close() {
@@ -312,6 +332,13 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 			}
 		}
 	}
+	// Only a writer that tracks what it upserts needs the row ids back.
+	returning := func(col string) string {
+		if w.track {
+			return " RETURNING " + col
+		}
+		return ""
+	}
 	prepare := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
@@ -329,20 +356,20 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
 		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
-		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+		observed_at=excluded.observed_at, stale=0`+returning("rowid"))
 	w.fields = prepare(`INSERT INTO graph_fields
 		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
 		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
 		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
-		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+		observed_at=excluded.observed_at, stale=0`+returning("rowid"))
 	w.edges = prepare(`INSERT INTO graph_edges
 		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
-		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0 RETURNING id`)
+		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0`+returning("id"))
 	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
 		ON CONFLICT (urn) DO NOTHING`)
 	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
@@ -380,6 +407,10 @@ func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [
 	if err != nil {
 		return err
 	}
+	if !w.track {
+		_, err := st.ExecContext(ctx, w.source, w.ts, string(list))
+		return err
+	}
 	res, err := st.QueryContext(ctx, w.source, w.ts, string(list))
 	if err != nil {
 		return err
@@ -390,10 +421,8 @@ func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [
 		if err := res.Scan(&id); err != nil {
 			return err
 		}
-		if w.track {
-			if err := w.saw(ctx, kind, id); err != nil {
-				return err
-			}
+		if err := w.saw(ctx, kind, id); err != nil {
+			return err
 		}
 	}
 	return res.Err()
