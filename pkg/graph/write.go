@@ -356,20 +356,20 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
 		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
-		observed_at=excluded.observed_at, stale=0`+returning("rowid"))
+		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.fields = prepare(`INSERT INTO graph_fields
 		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
 		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
 		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
-		observed_at=excluded.observed_at, stale=0`+returning("rowid"))
+		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.edges = prepare(`INSERT INTO graph_edges
 		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
-		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0`+returning("id"))
+		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0` + returning("id"))
 	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
 		ON CONFLICT (urn) DO NOTHING`)
 	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
