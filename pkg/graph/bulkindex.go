@@ -23,6 +23,14 @@ const bulkIndexMinRows = 50_000
 func sqliteDeferIndexes(ctx context.Context, tx *sql.Tx, rows map[string]int, minRows int) (rebuild func(context.Context) error, err error) {
 	var defs []string
 	rebuild = func(ctx context.Context) error {
+		if len(defs) == 0 {
+			return nil
+		}
+		// The sorts behind CREATE INDEX may use a second core (nothing else runs meanwhile).
+		if _, err := tx.ExecContext(ctx, `PRAGMA threads = 2`); err != nil {
+			return fmt.Errorf("graph: rebuild index after bulk import: %w", err)
+		}
+		defer tx.ExecContext(ctx, `PRAGMA threads = 0`) //nolint:errcheck // best effort: the default again
 		for _, def := range defs {
 			if _, err := tx.ExecContext(ctx, def); err != nil {
 				return fmt.Errorf("graph: rebuild index after bulk import: %w", err)
