@@ -355,6 +355,23 @@ func (g *Graph) loadAssets(ctx context.Context, ids []int64, withFields bool) (m
 // loadClaims merges into out (by asset id; list is its ids as a JSON array) every claim, and
 // optionally every field, of those assets, then finishes them.
 func (g *Graph) loadClaims(ctx context.Context, list string, out map[int64]*Asset, withFields bool) error {
+	if err := g.mergeClaims(ctx, list, func(id int64) *Asset { return out[id] }); err != nil {
+		return err
+	}
+	if withFields {
+		if err := g.loadFields(ctx, list, out); err != nil {
+			return err
+		}
+	}
+	for _, a := range out {
+		a.finish()
+	}
+	return nil
+}
+
+// mergeClaims merges every claim of the assets list names (their ids as a JSON array) into the
+// asset target returns for its id (nil: skip the claim), newest claim first.
+func (g *Graph) mergeClaims(ctx context.Context, list string, target func(id int64) *Asset) error {
 	rows, err := g.st.DB.QueryContext(ctx, `SELECT asset_id, source, kind, name, description, owners, domain, tags, criticality,
 		schedule, attrs, observed_at, stale FROM graph_asset_claims WHERE asset_id IN (SELECT value FROM json_each(?))
 		ORDER BY asset_id, observed_at DESC, source`, list)
@@ -369,23 +386,12 @@ func (g *Graph) loadClaims(ctx context.Context, list string, out map[int64]*Asse
 			rows.Close()
 			return err
 		}
-		if a := out[id]; a != nil {
+		if a := target(id); a != nil {
 			a.merge(c)
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if withFields {
-		if err := g.loadFields(ctx, list, out); err != nil {
-			return err
-		}
-	}
-	for _, a := range out {
-		a.finish()
-	}
-	return nil
+	return rows.Err()
 }
 
 func jsonIDs(ids []int64) string {
