@@ -141,8 +141,8 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	}
 	// One Impact per reached asset, in order of first reach; at[id] is its index.
 	at := make(map[int64]int32, len(lin.Nodes))
-	var order []int64
-	var all []Impact
+	order := make([]int64, 0, len(lin.Nodes))
+	all := make([]Impact, 0, len(lin.Nodes))
 	for i, n := range lin.Nodes {
 		if startAssets[n.Node.Asset] && n.Node.Path == "" {
 			continue
