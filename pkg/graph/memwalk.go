@@ -42,17 +42,31 @@ func (g *Graph) traverseMemory(ctx context.Context, start []FieldRef, opt Traver
 	if out.Truncated, err = w.run(ctx, start, ids); err != nil {
 		return Lineage{}, nil, false, err
 	}
-	nodeIDs = w.nodesInto(&out)
-	if !opt.SkipHops {
-		groups, truncated, err := w.hopGroups(ctx, tx)
-		if err != nil {
-			return Lineage{}, nil, false, err
-		}
-		if truncated {
-			out.Truncated = true
-		}
-		opt.finishHops(groups, &out)
+	if opt.SkipHops {
+		return out, w.nodesInto(&out), true, nil
 	}
+	// The hops' evidence is read (SQLite's work) while the reached nodes are sorted (Go's): both
+	// only read the walk.
+	type hops struct {
+		groups    []hopGroup
+		truncated bool
+		err       error
+	}
+	read := make(chan hops, 1)
+	go func() {
+		var h hops
+		h.groups, h.truncated, h.err = w.hopGroups(ctx, tx)
+		read <- h
+	}()
+	nodeIDs = w.nodesInto(&out)
+	h := <-read
+	if h.err != nil {
+		return Lineage{}, nil, false, h.err
+	}
+	if h.truncated {
+		out.Truncated = true
+	}
+	opt.finishHops(h.groups, &out)
 	return out, nodeIDs, true, nil
 }
 
