@@ -391,27 +391,27 @@ func (w *batchWriter) close() {
 	}
 }
 
-// upsert runs one of the prepared batch upserts over rows and, in a complete import, records the
-// rows it wrote.
-func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [][]any) error {
-	for len(rows) > upsertChunk {
-		if err := w.upsert(ctx, st, kind, rows[:upsertChunk]); err != nil {
-			return err
+// upsert runs one of the prepared batch upserts over n rows, add writing row i, upsertChunk rows
+// a statement, and, in an import that tracks them, records the rows it wrote.
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind, n int, add func(i int, r *jsonRows)) error {
+	var r jsonRows
+	for i := 0; i < n; i++ {
+		add(i, r.row())
+		if r.n == upsertChunk || i == n-1 {
+			if err := w.upsertRows(ctx, st, kind, r.take()); err != nil {
+				return err
+			}
 		}
-		rows = rows[upsertChunk:]
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(rows)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+func (w *batchWriter) upsertRows(ctx context.Context, st *sql.Stmt, kind int, list string) error {
 	if !w.track {
-		_, err := st.ExecContext(ctx, w.source, w.ts, string(list))
+		_, err := st.ExecContext(ctx, w.source, w.ts, list)
 		return err
 	}
-	res, err := st.QueryContext(ctx, w.source, w.ts, string(list))
+	res, err := st.QueryContext(ctx, w.source, w.ts, list)
 	if err != nil {
 		return err
 	}
@@ -465,27 +465,25 @@ func (w *batchWriter) put(ctx context.Context, b Batch) error {
 	if err := w.ids.resolve(ctx, urns, true); err != nil {
 		return err
 	}
-	rows := make([][]any, 0, len(b.Assets))
-	for _, a := range b.Assets {
-		rows = append(rows, []any{w.ids.ids[a.URN], a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
-			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs)})
+	ids := w.ids.ids
+	if err := w.upsert(ctx, w.claims, seenClaim, len(b.Assets), func(i int, r *jsonRows) {
+		a := &b.Assets[i]
+		r.int(ids[a.URN]).str(a.Kind).str(a.Name).str(a.Description).str(jsonList(a.Owners)).str(a.Domain).
+			str(jsonList(a.Tags)).str(a.Criticality).str(a.Schedule).str(jsonMap(a.Attrs))
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(b.Assets), w.source, err)
 	}
-	if err := w.upsert(ctx, w.claims, seenClaim, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(rows), w.source, err)
+	if err := w.upsert(ctx, w.fields, seenField, len(b.Fields), func(i int, r *jsonRows) {
+		f := &b.Fields[i]
+		r.int(ids[f.Asset]).str(f.Path).str(f.Type).bool(f.Nullable).str(f.Description).str(jsonList(f.Tags)).int(int64(f.Ordinal))
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(b.Fields), w.source, err)
 	}
-	rows = rows[:0]
-	for _, f := range b.Fields {
-		rows = append(rows, []any{w.ids.ids[f.Asset], f.Path, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal})
-	}
-	if err := w.upsert(ctx, w.fields, seenField, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(rows), w.source, err)
-	}
-	rows = rows[:0]
-	for _, e := range b.Edges {
-		rows = append(rows, []any{w.ids.ids[e.From.Asset], e.From.Path, w.ids.ids[e.To.Asset], e.To.Path, string(e.Kind), e.Transformation})
-	}
-	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
+	if err := w.upsert(ctx, w.edges, seenEdge, len(b.Edges), func(i int, r *jsonRows) {
+		e := &b.Edges[i]
+		r.int(ids[e.From.Asset]).str(e.From.Path).int(ids[e.To.Asset]).str(e.To.Path).str(string(e.Kind)).str(e.Transformation)
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(b.Edges), w.source, err)
 	}
 	if w.track && len(b.KeepFieldEdgesInto) > 0 {
 		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
