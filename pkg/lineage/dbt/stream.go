@@ -157,9 +157,9 @@ func describe(k jsontext.Kind) string {
 // errStopped tells Convert that Stream's consumer failed and wants no more batches.
 var errStopped = errors.New("dbt manifest: import stopped")
 
-// Stream is Convert with the conversion in its own goroutine: the next batch is decoded and its
-// SQL parsed while put writes the last one, so a large import uses two cores. At most two batches
-// wait between the two. put's error wins over the conversion's.
+// Stream is Convert with put on a goroutine of its own: the next batches are decoded and
+// converted (on Convert's workers) while put takes the last one. At most two batches wait between
+// the two. put's error wins over the conversion's.
 func (m *Manifest) Stream(engine string, put func(graph.Batch) error) (Stats, error) {
 	batches := make(chan graph.Batch, 2)
 	stop := make(chan struct{})
