@@ -12,14 +12,15 @@ import (
 // costs less than sorting the table.
 const bulkIndexMinRows = 50_000
 
-// sqliteDeferIndexes drops, inside tx, the secondary indexes of each table that the import is about
-// to write at least as many rows into as the table holds already (and at least minRows),
-// and returns the function that creates them again from their own definitions, to be called in the
-// same transaction after the rows are written and before anything reads through them. Building an
-// index once from sorted keys costs a fraction of inserting a million rows into four B-trees. The
-// unique constraints' automatic indexes stay: the upserts need them. It is SQLite's: the schema is
-// read from sqlite_master, and DDL is transactional there, so a failed import rolls the indexes
-// back with its rows, and readers in WAL mode keep seeing the committed indexes meanwhile.
+// sqliteDeferIndexes drops, inside tx, the secondary indexes of each table that a source's first
+// import is about to write at least as many rows into as the table holds already (and at least
+// minRows), and returns the function that creates them again from their own definitions, to be
+// called in the same transaction after the rows are written and before anything reads through
+// them. Building an index once from sorted keys costs a fraction of inserting a million rows into
+// four B-trees. The unique constraints' automatic indexes stay: the upserts need them. It is
+// SQLite's: the schema is read from sqlite_master, and DDL is transactional there, so a failed
+// import rolls the indexes back with its rows, and readers in WAL mode keep seeing the committed
+// indexes meanwhile.
 func sqliteDeferIndexes(ctx context.Context, tx *sql.Tx, rows map[string]int, minRows int) (rebuild func(context.Context) error, err error) {
 	var defs []string
 	rebuild = func(ctx context.Context) error {

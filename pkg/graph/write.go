@@ -138,10 +138,14 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res Impor
 			return err
 		}
 		defer w.close()
-		rebuild, err := sqliteDeferIndexes(ctx, tx, map[string]int{
-			"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows)
-		if err != nil {
-			return err
+		// A source's first import inserts every row it writes; a re-import mostly updates rows in
+		// place, which leaves the secondary indexes alone, so only the first defers them.
+		rebuild := func(context.Context) error { return nil }
+		if !w.track {
+			if rebuild, err = sqliteDeferIndexes(ctx, tx, map[string]int{
+				"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows); err != nil {
+				return err
+			}
 		}
 		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
 			return err
