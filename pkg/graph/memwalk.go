@@ -340,6 +340,7 @@ func readEvidence(list []byte, hops []mhop, evidence []Evidence) (int, error) {
 	var lastAt string
 	var lastTime time.Time
 	found := 0
+	filled := make([]bool, len(hops))
 	for dec.PeekKind() == '[' {
 		// A token is valid until the next read: take each value as it comes.
 		var idx int64
@@ -364,9 +365,10 @@ func readEvidence(list []byte, hops []mhop, evidence []Evidence) (int, error) {
 			return 0, bad()
 		}
 		i := int(idx)
-		if i < 0 || i >= len(hops) || evidence[i].Source != "" {
+		if i < 0 || i >= len(hops) || filled[i] {
 			return 0, fmt.Errorf("unexpected evidence row %d", i)
 		}
+		filled[i] = true
 		source := text[0]
 		src, ok := sources[source]
 		if !ok {
