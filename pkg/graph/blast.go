@@ -139,45 +139,54 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 	for _, a := range same {
 		startAssets[a] = true
 	}
-	impacts := make(map[int64]*Impact, len(lin.Nodes))
-	var order []int64
+	// One Impact per reached asset, in order of first reach; at[id] is its index.
+	at := make(map[int64]int32, len(lin.Nodes))
+	order := make([]int64, 0, len(lin.Nodes))
+	all := make([]Impact, 0, len(lin.Nodes))
 	for i, n := range lin.Nodes {
 		if startAssets[n.Node.Asset] && n.Node.Path == "" {
 			continue
 		}
 		id := nodeIDs[i]
-		im := impacts[id]
-		if im == nil {
-			im = &Impact{URN: n.Node.Asset, Depth: n.Depth, Via: n.Via}
-			impacts[id] = im
+		k, ok := at[id]
+		if !ok {
+			k = int32(len(all))
+			at[id] = k
+			all = append(all, Impact{URN: n.Node.Asset, Depth: n.Depth, Via: n.Via})
 			order = append(order, id)
 		}
+		im := &all[k]
 		if n.Node.Path == "" {
 			im.TableLevel = true
 		} else if !(startAssets[n.Node.Asset] && slices.ContainsFunc(req.Fields, func(f string) bool { return strings.EqualFold(f, n.Node.Path) })) {
 			im.Fields = append(im.Fields, n.Node.Path)
 		}
 	}
-	assets, err := g.claimedAssets(ctx, order, impacts)
+	assets, err := g.claimedAssets(ctx, order, func(id int64) URN { return all[at[id]].URN })
 	if err != nil {
 		return BlastRadius{}, err
 	}
 	fieldLevel := 0
-	for _, im := range impacts {
-		if len(im.Fields) > 0 {
+	for i := range all {
+		if len(all[i].Fields) > 0 {
 			fieldLevel++
 		}
 	}
 	br.FieldLevel, br.TableLevel = make([]Impact, 0, fieldLevel), make([]Impact, 0, len(order)-fieldLevel)
 	groups := map[string]map[string][]URN{}
 	owners := map[string][]URN{}
-	for _, id := range order {
-		im := impacts[id]
+	for k, id := range order {
+		im := &all[k]
 		u := im.URN
 		if startAssets[u] && len(im.Fields) == 0 && !im.TableLevel {
 			continue
 		}
-		a := assets[id]
+		var a Asset
+		if c := assets[id]; c != nil {
+			a = *c
+		} else {
+			a = referencedAsset(u)
+		}
 		im.System, im.Kind, im.Name = a.System, a.Kind, a.Name
 		im.Owners, im.Tags, im.Criticality, im.Stale = a.Owners, a.Tags, a.Criticality, a.Stale
 		im.Critical = criticalityRank[a.Criticality] >= criticalityRank["high"] ||
@@ -234,19 +243,36 @@ func (g *Graph) BlastRadius(ctx context.Context, req BlastRadiusRequest) (BlastR
 }
 
 // claimedAssets merges the claims of the given assets by the row ids the traversal returned (so no
-// URN is looked up again). FirstSeen is left unset: an impact does not report it.
-func (g *Graph) claimedAssets(ctx context.Context, ids []int64, impacts map[int64]*Impact) (map[int64]*Asset, error) {
-	byID := make(map[int64]*Asset, len(ids))
-	for _, id := range ids {
-		u := impacts[id].URN
-		byID[id] = &Asset{URN: u, System: u.System(), Referenced: true}
+// URN is looked up again). Only assets with a claim are in the map: the rest are known by
+// reference alone (see referencedAsset). FirstSeen is left unset: an impact does not report it.
+func (g *Graph) claimedAssets(ctx context.Context, ids []int64, urnOf func(id int64) URN) (map[int64]*Asset, error) {
+	byID := map[int64]*Asset{}
+	if len(ids) == 0 {
+		return byID, nil
 	}
-	if len(ids) > 0 {
-		if err := g.loadClaims(ctx, jsonIDs(ids), byID, false); err != nil {
-			return nil, err
+	err := g.mergeClaims(ctx, jsonIDs(ids), func(id int64) *Asset {
+		a := byID[id]
+		if a == nil {
+			u := urnOf(id)
+			a = &Asset{URN: u, System: u.System(), Referenced: true}
+			byID[id] = a
 		}
+		return a
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range byID {
+		a.finish()
 	}
 	return byID, nil
+}
+
+// referencedAsset is what the graph knows of an asset no source has described: its URN.
+func referencedAsset(u URN) Asset {
+	a := Asset{URN: u, System: u.System(), Referenced: true}
+	a.finish()
+	return a
 }
 
 // builtBy are the dbt models whose materialization is u (model → relation materializes edges):

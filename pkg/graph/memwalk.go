@@ -1,12 +1,15 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dataworkers/dw/pkg/store"
 )
@@ -39,17 +42,31 @@ func (g *Graph) traverseMemory(ctx context.Context, start []FieldRef, opt Traver
 	if out.Truncated, err = w.run(ctx, start, ids); err != nil {
 		return Lineage{}, nil, false, err
 	}
-	nodeIDs = w.nodesInto(&out)
-	if !opt.SkipHops {
-		groups, truncated, err := w.hopGroups(ctx, tx)
-		if err != nil {
-			return Lineage{}, nil, false, err
-		}
-		if truncated {
-			out.Truncated = true
-		}
-		opt.finishHops(groups, &out)
+	if opt.SkipHops {
+		return out, w.nodesInto(&out), true, nil
 	}
+	// The hops' evidence is read (SQLite's work) while the reached nodes are sorted (Go's): both
+	// only read the walk.
+	type hops struct {
+		groups    []hopGroup
+		truncated bool
+		err       error
+	}
+	read := make(chan hops, 1)
+	go func() {
+		var h hops
+		h.groups, h.truncated, h.err = w.hopGroups(ctx, tx)
+		read <- h
+	}()
+	nodeIDs = w.nodesInto(&out)
+	h := <-read
+	if h.err != nil {
+		return Lineage{}, nil, false, h.err
+	}
+	if h.truncated {
+		out.Truncated = true
+	}
+	opt.finishHops(h.groups, &out)
 	return out, nodeIDs, true, nil
 }
 
@@ -275,44 +292,17 @@ func (w *memWalk) hopGroups(ctx context.Context, tx *sql.Tx) (groups []hopGroup,
 	for _, h := range hops {
 		ids = append(ids, w.s.rowID[h.edge])
 	}
-	// One row per followed edge, placed by its index in the list (json_each's key). Stale comes from
-	// the snapshot: its changes move the generation this transaction read. Sources and times repeat
-	// across edges of one import, so they are decoded once each.
-	rows, err := tx.QueryContext(ctx, `SELECT j.key, e.source, e.transformation, e.observed_at
-		FROM json_each(?) j JOIN graph_edges e ON e.id = j.value`, jsonIDs(ids))
-	if err != nil {
+	// One row per followed edge, placed by its index in the list (json_each's key), all of them
+	// returned as one JSON array: a row through database/sql costs more than SQLite spends finding
+	// it. Stale comes from the snapshot: its changes move the generation this transaction read.
+	var list []byte
+	if err := tx.QueryRowContext(ctx, `SELECT json_group_array(json_array(j.key, e.source, e.transformation, e.observed_at))
+		FROM json_each(?) j JOIN graph_edges e ON e.id = j.value`, jsonIDs(ids)).Scan(&list); err != nil {
 		return nil, false, fmt.Errorf("graph: traverse hops: %w", err)
 	}
 	evidence := make([]Evidence, len(ids))
-	found := 0
-	sources := map[string]string{}
-	var lastAt string
-	var lastTime time.Time
-	var source, transformation, at sql.RawBytes
-	for rows.Next() {
-		var i int
-		if err := rows.Scan(&i, &source, &transformation, &at); err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("graph: traverse hops: %w", err)
-		}
-		if i < 0 || i >= len(hops) || evidence[i].Source != "" {
-			rows.Close()
-			return nil, false, fmt.Errorf("graph: traverse hops: unexpected evidence row %d", i)
-		}
-		src, ok := sources[string(source)]
-		if !ok {
-			src = string(source)
-			sources[src] = src
-		}
-		if string(at) != lastAt {
-			lastAt = string(at)
-			lastTime, _ = store.ParseTimestamp(lastAt)
-		}
-		evidence[i] = Evidence{Source: src, Transformation: string(transformation), ObservedAt: lastTime, Stale: hops[i].stale}
-		found++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	found, err := readEvidence(list, hops, evidence)
+	if err != nil {
 		return nil, false, fmt.Errorf("graph: traverse hops: %w", err)
 	}
 	if found != len(hops) {
@@ -336,4 +326,64 @@ func (w *memWalk) hopGroups(ctx context.Context, tx *sql.Tx) (groups []hopGroup,
 		groups[gi].evidence = append(groups[gi].evidence, ev)
 	}
 	return groups, truncated, nil
+}
+
+// readEvidence fills evidence from list, hopGroups' JSON array of [index, source, transformation,
+// observed_at], and counts the entries. Sources and times repeat across the edges of one import,
+// so each is kept and parsed once.
+func readEvidence(list []byte, hops []mhop, evidence []Evidence) (int, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(list))
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
+		return 0, fmt.Errorf("evidence is not a JSON array (%v)", err)
+	}
+	sources := map[string]string{}
+	var lastAt string
+	var lastTime time.Time
+	found := 0
+	filled := make([]bool, len(hops))
+	for dec.PeekKind() == '[' {
+		// A token is valid until the next read: take each value as it comes.
+		var idx int64
+		var text [3]string
+		bad := func() error { return fmt.Errorf("evidence row %d is not [index, source, transformation, time]", found) }
+		for k := 0; k < 5; k++ {
+			t, err := dec.ReadToken()
+			if err != nil {
+				return 0, err
+			}
+			switch {
+			case k == 0 && t.Kind() == '[':
+			case k == 1 && t.Kind() == '0':
+				idx = t.Int()
+			case k >= 2 && t.Kind() == '"':
+				text[k-2] = t.String()
+			default:
+				return 0, bad()
+			}
+		}
+		if t, err := dec.ReadToken(); err != nil || t.Kind() != ']' {
+			return 0, bad()
+		}
+		i := int(idx)
+		if i < 0 || i >= len(hops) || filled[i] {
+			return 0, fmt.Errorf("unexpected evidence row %d", i)
+		}
+		filled[i] = true
+		source := text[0]
+		src, ok := sources[source]
+		if !ok {
+			src = source
+			sources[src] = src
+		}
+		if at := text[2]; at != lastAt {
+			lastAt = at
+			lastTime, _ = store.ParseTimestamp(at)
+		}
+		evidence[i] = Evidence{Source: src, Transformation: text[1], ObservedAt: lastTime, Stale: hops[i].stale}
+		found++
+	}
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != ']' {
+		return 0, fmt.Errorf("evidence array not closed (%v)", err)
+	}
+	return found, nil
 }

@@ -138,7 +138,19 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res Impor
 			return err
 		}
 		defer w.close()
+		// A source's first import inserts every row it writes; a re-import mostly updates rows in
+		// place, which leaves the secondary indexes alone, so only the first defers them.
+		rebuild := func(context.Context) error { return nil }
+		if !w.track {
+			if rebuild, err = sqliteDeferIndexes(ctx, tx, map[string]int{
+				"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows); err != nil {
+				return err
+			}
+		}
 		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
+			return err
+		}
+		if err := rebuild(ctx); err != nil {
 			return err
 		}
 		return w.finish(ctx, &res)
@@ -200,17 +212,37 @@ func (s *spill) each(fn func(Batch) error) error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
 	}
+	// The next batch is decoded while fn writes the last one: the write transaction waits on
+	// SQLite alone.
 	dec := gob.NewDecoder(bufio.NewReaderSize(s.f, 1<<20))
-	for range s.n {
-		var b Batch
-		if err := dec.Decode(&b); err != nil {
-			return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
+	batches, stop := make(chan Batch, 1), make(chan struct{})
+	var decErr error
+	go func() {
+		defer close(batches)
+		for range s.n {
+			var b Batch
+			if decErr = dec.Decode(&b); decErr != nil {
+				decErr = fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), decErr)
+				return
+			}
+			select {
+			case batches <- b:
+			case <-stop:
+				return
+			}
 		}
+	}()
+	defer func() {
+		close(stop)
+		for range batches { // wait for the decoder to stop
+		}
+	}()
+	for b := range batches {
 		if err := fn(b); err != nil {
 			return err
 		}
 	}
-	return nil
+	return decErr
 }
 
 func (s *spill) close() {
@@ -239,13 +271,17 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 	return c, err
 }
 
-// batchWriter upserts batches of one source inside one write transaction. In a complete import
-// it records the row ids it upserts in temp.graph_import_seen (kind 0 claims, 1 fields, 2 edges;
-// 3 the assets whose field-level edges are kept), so finish can mark the rest stale in SQL.
+// batchWriter upserts batches of one source inside one write transaction. In a complete import of
+// a source that has rows already it records the row ids it upserts in temp.graph_import_seen
+// (kind 0 claims, 1 fields, 2 edges; 3 the assets whose field-level edges are kept), so finish can
+// mark the rest stale in SQL.
 type batchWriter struct {
-	tx             *sql.Tx
-	source, ts     string
-	complete       bool
+	tx         *sql.Tx
+	source, ts string
+	complete   bool
+	// track: a complete import of a source that already has rows records what it upserts, so
+	// finish can mark the rest stale; a source's first import has nothing to mark.
+	track          bool
 	ids            idCache
 	claims, fields *sql.Stmt
 	edges          *sql.Stmt
@@ -281,10 +317,17 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		}
 	}
 	if complete {
+		// A complete import writes every row of its source: a page cache of 64 MB (default 2 MB)
+		// keeps the edge indexes' pages in memory for its length; close restores it.
+		if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -65536`); err != nil {
+			return nil, fmt.Errorf("graph: import %s: %w", source, err)
+		}
+		if w.track, err = hasRows(ctx, tx, source); err != nil {
+			return nil, err
+		}
+	}
+	if w.track {
 		for _, q := range []string{
-			// A complete import writes every row of its source: a page cache of 64 MB (default
-			// 2 MB) keeps the edge indexes' pages in memory for its length; close restores it.
-			`PRAGMA cache_size = -65536`,
 			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
 			`DELETE FROM temp.graph_import_seen`,
 		} {
@@ -292,6 +335,13 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 				return nil, fmt.Errorf("graph: import %s: %w", source, err)
 			}
 		}
+	}
+	// Only a writer that tracks what it upserts needs the row ids back.
+	returning := func(col string) string {
+		if w.track {
+			return " RETURNING " + col
+		}
+		return ""
 	}
 	prepare := func(q string) *sql.Stmt {
 		if err != nil {
@@ -310,20 +360,20 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
 		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
-		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.fields = prepare(`INSERT INTO graph_fields
 		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
 		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
 		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
-		observed_at=excluded.observed_at, stale=0 RETURNING rowid`)
+		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.edges = prepare(`INSERT INTO graph_edges
 		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
 		FROM json_each(?3) WHERE true
 		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
-		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0 RETURNING id`)
+		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0` + returning("id"))
 	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
 		ON CONFLICT (urn) DO NOTHING`)
 	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
@@ -345,23 +395,27 @@ func (w *batchWriter) close() {
 	}
 }
 
-// upsert runs one of the prepared batch upserts over rows and, in a complete import, records the
-// rows it wrote.
-func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [][]any) error {
-	for len(rows) > upsertChunk {
-		if err := w.upsert(ctx, st, kind, rows[:upsertChunk]); err != nil {
-			return err
+// upsert runs one of the prepared batch upserts over n rows, add writing row i, upsertChunk rows
+// a statement, and, in an import that tracks them, records the rows it wrote.
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind, n int, add func(i int, r *jsonRows)) error {
+	var r jsonRows
+	for i := 0; i < n; i++ {
+		add(i, r.row())
+		if r.n == upsertChunk || i == n-1 {
+			if err := w.upsertRows(ctx, st, kind, r.take()); err != nil {
+				return err
+			}
 		}
-		rows = rows[upsertChunk:]
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(rows)
-	if err != nil {
+	return nil
+}
+
+func (w *batchWriter) upsertRows(ctx context.Context, st *sql.Stmt, kind int, list string) error {
+	if !w.track {
+		_, err := st.ExecContext(ctx, w.source, w.ts, list)
 		return err
 	}
-	res, err := st.QueryContext(ctx, w.source, w.ts, string(list))
+	res, err := st.QueryContext(ctx, w.source, w.ts, list)
 	if err != nil {
 		return err
 	}
@@ -371,10 +425,8 @@ func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows [
 		if err := res.Scan(&id); err != nil {
 			return err
 		}
-		if w.complete {
-			if err := w.saw(ctx, kind, id); err != nil {
-				return err
-			}
+		if err := w.saw(ctx, kind, id); err != nil {
+			return err
 		}
 	}
 	return res.Err()
@@ -417,29 +469,27 @@ func (w *batchWriter) put(ctx context.Context, b Batch) error {
 	if err := w.ids.resolve(ctx, urns, true); err != nil {
 		return err
 	}
-	rows := make([][]any, 0, len(b.Assets))
-	for _, a := range b.Assets {
-		rows = append(rows, []any{w.ids.ids[a.URN], a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
-			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs)})
+	ids := w.ids.ids
+	if err := w.upsert(ctx, w.claims, seenClaim, len(b.Assets), func(i int, r *jsonRows) {
+		a := &b.Assets[i]
+		r.int(ids[a.URN]).str(a.Kind).str(a.Name).str(a.Description).str(jsonList(a.Owners)).str(a.Domain).
+			str(jsonList(a.Tags)).str(a.Criticality).str(a.Schedule).str(jsonMap(a.Attrs))
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(b.Assets), w.source, err)
 	}
-	if err := w.upsert(ctx, w.claims, seenClaim, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(rows), w.source, err)
+	if err := w.upsert(ctx, w.fields, seenField, len(b.Fields), func(i int, r *jsonRows) {
+		f := &b.Fields[i]
+		r.int(ids[f.Asset]).str(f.Path).str(f.Type).bool(f.Nullable).str(f.Description).str(jsonList(f.Tags)).int(int64(f.Ordinal))
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(b.Fields), w.source, err)
 	}
-	rows = rows[:0]
-	for _, f := range b.Fields {
-		rows = append(rows, []any{w.ids.ids[f.Asset], f.Path, f.Type, f.Nullable, f.Description, jsonList(f.Tags), f.Ordinal})
+	if err := w.upsert(ctx, w.edges, seenEdge, len(b.Edges), func(i int, r *jsonRows) {
+		e := &b.Edges[i]
+		r.int(ids[e.From.Asset]).str(e.From.Path).int(ids[e.To.Asset]).str(e.To.Path).str(string(e.Kind)).str(e.Transformation)
+	}); err != nil {
+		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(b.Edges), w.source, err)
 	}
-	if err := w.upsert(ctx, w.fields, seenField, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(rows), w.source, err)
-	}
-	rows = rows[:0]
-	for _, e := range b.Edges {
-		rows = append(rows, []any{w.ids.ids[e.From.Asset], e.From.Path, w.ids.ids[e.To.Asset], e.To.Path, string(e.Kind), e.Transformation})
-	}
-	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
-		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
-	}
-	if w.complete && len(b.KeepFieldEdgesInto) > 0 {
+	if w.track && len(b.KeepFieldEdgesInto) > 0 {
 		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
 			return err
 		}
@@ -472,7 +522,7 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 			return err
 		}
 	}
-	if w.complete {
+	if w.track {
 		if err := w.flush(ctx); err != nil {
 			return err
 		}
@@ -524,6 +574,17 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 		return bumpGeneration(ctx, w.tx, changed, logged)
 	}
 	return nil
+}
+
+// hasRows says whether source has any claim, field or edge yet (through the by-source indexes).
+func hasRows(ctx context.Context, tx *sql.Tx, source string) (bool, error) {
+	var has bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM graph_asset_claims WHERE source = ?1)
+		OR EXISTS (SELECT 1 FROM graph_fields WHERE source = ?1) OR EXISTS (SELECT 1 FROM graph_edges WHERE source = ?1)`,
+		source).Scan(&has); err != nil {
+		return false, fmt.Errorf("graph: rows of %s: %w", source, err)
+	}
+	return has, nil
 }
 
 // staleEdges counts source's stale edges (through the partial index graph_edges_stale).

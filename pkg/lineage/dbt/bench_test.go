@@ -61,9 +61,10 @@ func cpuSeconds() float64 {
 }
 
 // BenchmarkImportManifest imports generated manifests into a new store each run, two ways side by
-// side: streamed (what import_dbt_manifest does: the file read twice, converted in one goroutine
-// while another spills the batches, which are then written in one transaction) and
-// whole (the file read into memory and converted to one batch, as before streaming).
+// side: streamed (what import_dbt_manifest does: the file read twice, an index pass and a pass
+// that decodes each entry and converts it on worker goroutines while another spills the batches,
+// which are then written in one transaction) and whole (the file read into memory and converted to
+// one batch, as before streaming).
 func BenchmarkImportManifest(b *testing.B) {
 	ctx := context.Background()
 	var writePhase time.Duration // streamed: from the end of decoding to the commit

@@ -7,12 +7,13 @@ package dbt
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/sqlparse"
@@ -168,9 +169,9 @@ func Open(r io.ReadSeeker) (*Manifest, error) {
 		return nil, fmt.Errorf("dbt manifest: %w", err)
 	}
 	seen, err := walkManifest(r, map[string]bool{"nodes": true, "sources": true},
-		func(section, key string, dec *json.Decoder) error {
+		func(section, key string, dec *jsontext.Decoder) error {
 			var h *nodeHead
-			if err := dec.Decode(&h); err != nil {
+			if err := decode(dec, &h); err != nil {
 				return fmt.Errorf("dbt manifest: %s %q: %w", section, key, err)
 			}
 			if h == nil {
@@ -182,14 +183,14 @@ func Open(r io.ReadSeeker) (*Manifest, error) {
 			m.index(h, section == "sources")
 			return nil
 		},
-		func(key string, dec *json.Decoder) error {
+		func(key string, dec *jsontext.Decoder) error {
 			switch key {
 			case "metadata":
-				if err := dec.Decode(&m.Metadata); err != nil {
+				if err := decode(dec, &m.Metadata); err != nil {
 					return fmt.Errorf("dbt manifest: metadata: %w", err)
 				}
 			case "groups":
-				if err := dec.Decode(&m.groups); err != nil {
+				if err := decode(dec, &m.groups); err != nil {
 					return fmt.Errorf("dbt manifest: groups: %w", err)
 				}
 			default:
@@ -257,11 +258,7 @@ const batchSize = 5000
 func Import(m *Manifest, engine string) (graph.Batch, Stats, error) {
 	all := graph.Batch{Source: m.Source()}
 	st, err := m.Convert(engine, func(b graph.Batch) error {
-		all.Assets = append(all.Assets, b.Assets...)
-		all.Fields = append(all.Fields, b.Fields...)
-		all.Edges = append(all.Edges, b.Edges...)
-		all.KeepFieldEdgesInto = append(all.KeepFieldEdgesInto, b.KeepFieldEdgesInto...)
-		all.Warnings = append(all.Warnings, b.Warnings...)
+		appendBatch(&all, b)
 		return nil
 	})
 	return all, st, err
@@ -289,27 +286,27 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 	if _, err := m.r.Seek(0, io.SeekStart); err != nil {
 		return Stats{}, fmt.Errorf("dbt manifest: %w", err)
 	}
+	p := imp.startPipeline(convertWorkers())
 	_, err := walkManifest(m.r, map[string]bool{"nodes": true, "sources": true, "exposures": true},
-		func(section, key string, dec *json.Decoder) error {
+		func(section, key string, dec *jsontext.Decoder) error {
 			if section == "exposures" {
 				var x *Exposure
-				if err := dec.Decode(&x); err != nil {
+				if err := decode(dec, &x); err != nil {
 					return fmt.Errorf("dbt manifest: exposure %q: %w", key, err)
 				}
-				if x != nil {
-					if x.UniqueID == "" {
-						x.UniqueID = key
-					}
-					imp.exposure(x)
-					imp.st.Exposures++
+				if x == nil {
+					return nil
 				}
-				return imp.flush(false)
+				if x.UniqueID == "" {
+					x.UniqueID = key
+				}
+				return p.submit(convertJob{exposure: x})
 			}
 			if section == "nodes" && buildsNothing(key) {
 				return skipValue(dec) // read by the index already
 			}
 			var n *Node
-			if err := dec.Decode(&n); err != nil {
+			if err := decode(dec, &n); err != nil {
 				return fmt.Errorf("dbt manifest: %s %q: %w", section, key, err)
 			}
 			if n == nil || disabled(n) {
@@ -318,13 +315,11 @@ func (m *Manifest) Convert(engine string, put func(graph.Batch) error) (Stats, e
 			if n.UniqueID == "" {
 				n.UniqueID = key
 			}
-			if section == "sources" {
-				imp.source(n)
-			} else {
-				imp.model(n)
-			}
-			return imp.flush(false)
+			return p.submit(convertJob{node: n, source: section == "sources"})
 		}, nil)
+	if putErr := p.wait(); putErr != nil {
+		return Stats{}, putErr // the consumer's error stopped the walk
+	}
 	if err != nil {
 		return Stats{}, err
 	}

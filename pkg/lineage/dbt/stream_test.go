@@ -121,3 +121,26 @@ func TestStreamStopsWhenPutFails(t *testing.T) {
 		t.Fatalf("Stream after a failed put: %v (%d calls)", err, calls)
 	}
 }
+
+// A node the index reads but conversion cannot (a mistyped field only conversion reads), after
+// many good ones, fails Stream with an error naming it, whatever the workers had in flight.
+func TestStreamFailsOnANodeItCannotConvert(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeManifest(&buf, 400); err != nil {
+		t.Fatal(err)
+	}
+	// Sources come after the nodes: the bad entry arrives with hundreds of models decoded before it.
+	raw := strings.Replace(buf.String(), `"sources":{`, `"sources":{"source.p.raw.bad": {"resource_type": "source", "name": "bad", "description": 5},`, 1)
+	if raw == buf.String() {
+		t.Fatal("the generated manifest has no sources section to add to")
+	}
+	m, err := Parse([]byte(raw))
+	if err != nil {
+		t.Fatalf("the index should not read the description: %v", err)
+	}
+	batches := 0
+	_, err = m.Stream("", func(graph.Batch) error { batches++; return nil })
+	if err == nil || !strings.Contains(err.Error(), `"source.p.raw.bad"`) {
+		t.Fatalf("Stream = %v after %d batches, want the bad node named", err, batches)
+	}
+}
