@@ -3,11 +3,9 @@ package lake
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 )
 
 // ColumnStats are one column's counts over the data files of a window.
@@ -44,7 +42,7 @@ type WindowStats struct {
 // Stats counts records and, per column (default: every top-level primitive column of the current
 // schema), values and nulls over the live data files committed in [since, until). Manifest metrics
 // answer where they exist; a file without them for a column is read (only that column).
-func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns []string) (WindowStats, error) {
+func Stats(ctx context.Context, t *Table, since, until time.Time, columns []string) (WindowStats, error) {
 	ws := WindowStats{Since: since, Until: until}
 	schema := t.Schema()
 	var fields []iceberg.NestedField
@@ -58,7 +56,7 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 		for _, c := range columns {
 			f, ok := schema.FindFieldByName(c)
 			if !ok {
-				return ws, fmt.Errorf("lake: column %q is not in the current schema of %s", c, name(t))
+				return ws, fmt.Errorf("lake: column %q is not in the current schema of %s", c, t.name())
 			}
 			fields = append(fields, f)
 		}
@@ -78,11 +76,11 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 	}
 	fs, err := t.FS(ctx)
 	if err != nil {
-		return ws, fmt.Errorf("lake: open the file IO of %s: %w", name(t), err)
+		return ws, fmt.Errorf("lake: open the file IO of %s: %w", t.name(), err)
 	}
-	manifests, err := snap.Manifests(fs)
+	manifests, err := readManifestList(fs, snap)
 	if err != nil {
-		return ws, fmt.Errorf("lake: read the manifest list of %s: %w", name(t), err)
+		return ws, fmt.Errorf("lake: read the manifest list of %s: %w", t.name(), err)
 	}
 	lacking := map[string][]int{} // file path → indexes into stats it has no metrics for
 	for _, m := range manifests {
@@ -128,61 +126,3 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 	return ws, nil
 }
 
-// scanLacking reads, file by file, only the columns a file has no metrics for, and counts them.
-func scanLacking(ctx context.Context, t *table.Table, fields []iceberg.NestedField, stats []ColumnStats, lacking map[string][]int) error {
-	var names []string
-	for _, idx := range lacking {
-		for _, i := range idx {
-			if !slices.Contains(names, fields[i].Name) {
-				names = append(names, fields[i].Name)
-			}
-		}
-	}
-	scan := t.Scan(table.WithSelectedFields(names...))
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: plan the scan of %s: %w", name(t), err)
-	}
-	for _, task := range tasks {
-		idx, ok := lacking[task.File.FilePath()]
-		if !ok {
-			continue
-		}
-		_, batches, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
-		if err != nil {
-			return fmt.Errorf("lake: read %s: %w", task.File.FilePath(), err)
-		}
-		for batch, err := range batches {
-			if err != nil {
-				return fmt.Errorf("lake: read %s: %w", task.File.FilePath(), err)
-			}
-			for _, i := range idx {
-				cols := batch.Schema().FieldIndices(fields[i].Name)
-				if len(cols) == 0 {
-					continue
-				}
-				col := batch.Column(cols[0])
-				stats[i].Values += int64(col.Len())
-				stats[i].Nulls += int64(col.NullN())
-			}
-			batch.Release()
-		}
-		for _, i := range idx {
-			stats[i].Scanned++
-		}
-	}
-	return nil
-}
-
-func name(t *table.Table) string {
-	id := t.Identifier()
-	out := ""
-	for i, p := range id {
-		if i > 0 {
-			out += "."
-		}
-		out += p
-	}
-	return out
-}

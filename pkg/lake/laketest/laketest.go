@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/sql" // registers "sql"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -27,6 +29,7 @@ func Config(dir, ns string) *config.Lake {
 // Open opens the lake of cfg and closes it with the test.
 func Open(t testing.TB, cfg *config.Lake) *lake.Lake {
 	t.Helper()
+	Writer(t, cfg) // creates the catalog database the lake reads
 	l, err := lake.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -41,11 +44,26 @@ type Table struct {
 	tbl *table.Table
 }
 
+// Writer opens, with iceberg-go, the sql catalog the lake reads, to write tables into it (the
+// lake itself only reads). It is closed with the test.
+func Writer(t testing.TB, cfg *config.Lake) catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.Load(context.Background(), "dw", iceberg.Properties{"type": "sql", "uri": cfg.URI,
+		"sql.driver": "sqlite3", "sql.dialect": "sqlite", "warehouse": cfg.Warehouse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := cat.(catalog.Closer); ok {
+		t.Cleanup(func() { c.Close() })
+	}
+	return cat
+}
+
 // Create makes namespace ns (if new) and table name with the given fields (all optional).
 func Create(t testing.TB, l *lake.Lake, ns, name string, fields ...iceberg.NestedField) *Table {
 	t.Helper()
 	ctx := context.Background()
-	cat := l.Catalog()
+	cat := Writer(t, l.Config())
 	if ok, _ := cat.CheckNamespaceExists(ctx, table.Identifier{ns}); !ok {
 		if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
 			t.Fatal(err)
