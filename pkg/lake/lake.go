@@ -1,8 +1,9 @@
-// Package lake reads Iceberg tables where they land (Tableflow's, or any writer's) through the
-// Apache Iceberg Go library: the catalog (REST with OAuth client credentials, AWS Glue, a SQL
-// catalog database, or a warehouse path), snapshots as load history, the schema each snapshot was
-// written with, and manifest column metrics. A null rate or row count over recent data files comes
-// from metadata alone where the metrics exist; only files without them are read.
+// Package lake reads Iceberg tables where they land (Tableflow's, or any writer's): the catalog
+// (REST with OAuth client credentials, AWS Glue, a SQL catalog database, or a warehouse path),
+// snapshots as load history, the schema each snapshot was written with, and manifest column
+// metrics through the Apache Iceberg Go library's manifest reader. A null rate or row count over
+// recent data files comes from metadata alone where the metrics exist; only files without them
+// are read.
 package lake
 
 import (

@@ -125,4 +125,3 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, columns []stri
 	ws.ScannedFiles = len(lacking)
 	return ws, nil
 }
-

@@ -62,8 +62,13 @@ func Writer(t testing.TB, cfg *config.Lake) catalog.Catalog {
 // Create makes namespace ns (if new) and table name with the given fields (all optional).
 func Create(t testing.TB, l *lake.Lake, ns, name string, fields ...iceberg.NestedField) *Table {
 	t.Helper()
+	return CreateIn(t, Writer(t, l.Config()), ns, name, fields...)
+}
+
+// CreateIn is Create in any iceberg-go catalog (a hadoop warehouse, say).
+func CreateIn(t testing.TB, cat catalog.Catalog, ns, name string, fields ...iceberg.NestedField) *Table {
+	t.Helper()
 	ctx := context.Background()
-	cat := Writer(t, l.Config())
 	if ok, _ := cat.CheckNamespaceExists(ctx, table.Identifier{ns}); !ok {
 		if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
 			t.Fatal(err)
