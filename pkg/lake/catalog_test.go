@@ -113,7 +113,7 @@ func TestRESTCatalog(t *testing.T) {
 	if ch := lake.SchemaHistory(tbl); len(ch) != 1 || ch[0].Field != "legacy_code" {
 		t.Fatalf("schema history = %+v", ch)
 	}
-	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), []string{"bytes"})
+	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), lake.Want{Columns: []string{"bytes"}})
 	if err != nil || st.Records != 10 || st.Columns[0].Nulls != 4 {
 		t.Fatalf("stats through REST = %+v, %v", st, err)
 	}
@@ -164,7 +164,7 @@ func TestHadoopWarehouse(t *testing.T) {
 	if n := len(lake.LoadHistory(tbl)); n != 2 {
 		t.Fatalf("snapshots = %d", n)
 	}
-	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), []string{"page"})
+	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), lake.Want{Columns: []string{"page"}})
 	if err != nil || st.Records != 3 || st.Columns[0].Nulls != 1 {
 		t.Fatalf("stats = %+v, %v", st, err)
 	}

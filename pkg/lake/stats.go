@@ -15,9 +15,29 @@ type ColumnStats struct {
 	// Values counts every value, nulls included; Nulls the null ones.
 	Values int64 `json:"values"`
 	Nulls  int64 `json:"nulls"`
-	// FromMetadata files answered from manifest metrics; Scanned files had none and were read.
+	// Min and Max are the smallest and largest non-null value of a numeric column (int, long,
+	// float, double, decimal), Zeros and Negatives how many values are 0 and below 0; all nil
+	// unless asked for (Want.Values) on a numeric column, Min and Max also when no value was seen.
+	Min       *float64 `json:"min,omitempty"`
+	Max       *float64 `json:"max,omitempty"`
+	Zeros     *int64   `json:"zeros,omitempty"`
+	Negatives *int64   `json:"negatives,omitempty"`
+	// FromMetadata files answered from manifest metrics (counts, and bounds when values were asked
+	// for); Scanned files lacked one and were read.
 	FromMetadata int `json:"from_metadata"`
 	Scanned      int `json:"scanned"`
+}
+
+// NonNull is how many values are not null.
+func (c ColumnStats) NonNull() int64 { return c.Values - c.Nulls }
+
+func (c *ColumnStats) addValue(v float64) {
+	if c.Min == nil || v < *c.Min {
+		c.Min = &v
+	}
+	if c.Max == nil || v > *c.Max {
+		c.Max = &v
+	}
 }
 
 // NullRate is Nulls over Values (0 when there are none).
@@ -39,21 +59,32 @@ type WindowStats struct {
 	ScannedFiles int `json:"scanned_files"`
 }
 
-// Stats counts records and, per column (default: every top-level primitive column of the current
-// schema), values and nulls over the live data files committed in [since, until). Manifest metrics
-// answer where they exist; a file without them for a column is read (only that column).
-func Stats(ctx context.Context, t *Table, since, until time.Time, columns []string) (WindowStats, error) {
+// Want says what Stats measures.
+type Want struct {
+	// Columns to measure (default: every top-level primitive column of the current schema).
+	Columns []string
+	// Values asks, for numeric columns, for min, max, zeros and negatives too.
+	Values bool
+}
+
+// Stats counts records and, per column, values and nulls (and, when asked, min, max, zeros and
+// negatives) over the live data files committed in [since, until). Manifest metrics answer where
+// they exist: counts from value and null counts, min and max from the lower and upper bounds,
+// zeros and negatives where the bounds settle them (lower = upper = 0: every value is zero;
+// lower > 0: none is zero or negative). A file whose metrics do not answer a column is read, that
+// column only, and the read answers all of that column's measures for that file.
+func Stats(ctx context.Context, t *Table, since, until time.Time, want Want) (WindowStats, error) {
 	ws := WindowStats{Since: since, Until: until}
 	schema := t.Schema()
 	var fields []iceberg.NestedField
-	if len(columns) == 0 {
+	if len(want.Columns) == 0 {
 		for _, f := range schema.Fields() {
 			if _, nested := f.Type.(iceberg.NestedType); !nested {
 				fields = append(fields, f)
 			}
 		}
 	} else {
-		for _, c := range columns {
+		for _, c := range want.Columns {
 			f, ok := schema.FindFieldByName(c)
 			if !ok {
 				return ws, fmt.Errorf("lake: column %q is not in the current schema of %s", c, t.name())
@@ -67,8 +98,12 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, columns []stri
 	}
 	snap := t.CurrentSnapshot()
 	stats := make([]ColumnStats, len(fields))
+	values := make([]bool, len(fields))
 	for i, f := range fields {
 		stats[i] = ColumnStats{Column: f.Name, FieldID: f.ID}
+		if values[i] = want.Values && isNumeric(f.Type); values[i] {
+			stats[i].Zeros, stats[i].Negatives = new(int64), new(int64)
+		}
 	}
 	ws.Columns = stats
 	if snap == nil {
@@ -82,7 +117,7 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, columns []stri
 	if err != nil {
 		return ws, fmt.Errorf("lake: read the manifest list of %s: %w", t.name(), err)
 	}
-	lacking := map[string][]int{} // file path → indexes into stats it has no metrics for
+	lacking := map[string][]int{} // file path → indexes into stats its metrics do not answer
 	for _, m := range manifests {
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
@@ -102,13 +137,8 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, columns []stri
 			}
 			ws.Files++
 			ws.Records += df.Count()
-			vc, nc := df.ValueCounts(), df.NullValueCounts()
 			for i, f := range fields {
-				v, hasV := vc[f.ID]
-				n, hasN := nc[f.ID]
-				if hasV && hasN {
-					stats[i].Values += v
-					stats[i].Nulls += n
+				if fromMetadata(df, f, &stats[i], values[i]) {
 					stats[i].FromMetadata++
 					continue
 				}
@@ -119,9 +149,47 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, columns []stri
 	if len(lacking) == 0 {
 		return ws, nil
 	}
-	if err := scanLacking(ctx, t, fields, stats, lacking); err != nil {
+	if err := scanLacking(ctx, t, fields, stats, values, lacking); err != nil {
 		return ws, err
 	}
 	ws.ScannedFiles = len(lacking)
 	return ws, nil
+}
+
+// fromMetadata adds one data file's metrics for field f to st, if they answer every measure
+// asked for; otherwise it leaves st alone and reports false.
+func fromMetadata(df iceberg.DataFile, f iceberg.NestedField, st *ColumnStats, values bool) bool {
+	v, hasV := df.ValueCounts()[f.ID]
+	n, hasN := df.NullValueCounts()[f.ID]
+	if !hasV || !hasN {
+		return false
+	}
+	var lo, hi float64
+	nonNull := v - n
+	if values && nonNull > 0 {
+		var okLo, okHi bool
+		lo, okLo = decodeBound(f.Type, df.LowerBoundValues()[f.ID])
+		hi, okHi = decodeBound(f.Type, df.UpperBoundValues()[f.ID])
+		if !okLo || !okHi {
+			return false
+		}
+		// The bounds settle zeros and negatives only when every value is 0, or all lie on one
+		// side of 0.
+		if settled := lo == 0 && hi == 0 || lo > 0 || hi < 0; !settled {
+			return false
+		}
+	}
+	st.Values += v
+	st.Nulls += n
+	if values && nonNull > 0 {
+		st.addValue(lo)
+		st.addValue(hi)
+		if lo == 0 && hi == 0 {
+			*st.Zeros += nonNull
+		}
+		if hi < 0 {
+			*st.Negatives += nonNull
+		}
+	}
+	return true
 }

@@ -132,7 +132,7 @@ func (w *Table) commit(tx *table.Transaction) {
 	w.tbl = tbl
 }
 
-// Long and String are optional fields for Create.
+// Long is an optional long field for Create.
 func Long(id int, name string) iceberg.NestedField {
 	return iceberg.NestedField{ID: id, Name: name, Type: iceberg.PrimitiveTypes.Int64}
 }
@@ -140,4 +140,9 @@ func Long(id int, name string) iceberg.NestedField {
 // String is an optional string field.
 func String(id int, name string) iceberg.NestedField {
 	return iceberg.NestedField{ID: id, Name: name, Type: iceberg.PrimitiveTypes.String}
+}
+
+// Double is an optional double field.
+func Double(id int, name string) iceberg.NestedField {
+	return iceberg.NestedField{ID: id, Name: name, Type: iceberg.PrimitiveTypes.Float64}
 }
