@@ -49,6 +49,9 @@ var LakeColumnMetrics = []ColumnMetric{MinValue, MaxValue, ZeroRate, NegativeRat
 // and null rate against baselines from earlier runs — and records the run. Uniqueness and custom
 // SQL need a query engine over the data, so they are reported as not applicable, not passed.
 func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Report, error) {
+	if err := ValidateThresholds(req.Thresholds); err != nil {
+		return nil, err
+	}
 	started := c.now()
 	checks := req.Checks
 	if len(checks) == 0 {
@@ -79,7 +82,7 @@ func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Repor
 				if len(req.Columns) > 0 && !slices.Contains(req.Columns, col.Name) {
 					continue
 				}
-				r, err := c.lakeNulls(ctx, col, rep, started, f.Table)
+				r, err := c.lakeNulls(ctx, col, rep, req, started, f.Table)
 				if err != nil {
 					return nil, err
 				}
@@ -135,7 +138,7 @@ func (c *Checker) lakeVolume(ctx context.Context, f LakeFacts, rep *Report, now 
 	return r, nil
 }
 
-func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, now time.Time, tableName string) (Result, error) {
+func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, req Request, now time.Time, tableName string) (Result, error) {
 	src := fmt.Sprintf("-- no query: null counts of %s from the manifest metrics of %d data %s", col.Name, col.FromMetadata, plural(int64(col.FromMetadata), "file", "files"))
 	if col.Scanned > 0 {
 		src += fmt.Sprintf(", and a read of %d %s of %s without them", col.Scanned, plural(int64(col.Scanned), "file", "files"), tableName)
@@ -147,6 +150,11 @@ func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, no
 	}
 	rate := float64(col.Nulls) / float64(col.Values)
 	r.Value, r.recorded = round(rate, 6), true
+	head := fmt.Sprintf("%s null (%s of %s %s) %s", pct(rate), num(float64(col.Nulls)), num(float64(col.Values)), plural(col.Values, "value", "values"), rep.Window.Label)
+	if t := thresholdFor(req.Thresholds, string(NullRate), col.Name); t != nil {
+		r.judgeThreshold(t, rate, head, pct)
+		return r, nil
+	}
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
 	if err != nil {
 		return r, err
