@@ -84,6 +84,28 @@ func restFixture(t *testing.T, metaLoc string, meta []byte) (*httptest.Server, *
 	return srv, &tokens
 }
 
+// readBack loads asset through l and checks what every catalog must give: its snapshots, a
+// column's records and nulls from the manifests (and a read), and a ping.
+func readBack(t *testing.T, l *lake.Lake, asset string, snapshots int, column string, records, nulls int64) *lake.Table {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := l.Load(ctx, asset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(lake.LoadHistory(tbl)); got != snapshots {
+		t.Fatalf("snapshots = %d, want %d", got, snapshots)
+	}
+	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), lake.Want{Columns: []string{column}})
+	if err != nil || st.Records != records || st.Columns[0].Nulls != nulls {
+		t.Fatalf("stats = %+v, %v", st, err)
+	}
+	if err := l.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
 func TestRESTCatalog(t *testing.T) {
 	src, asset := writeEvents(t)
 	ctx := context.Background()
@@ -103,26 +125,13 @@ func TestRESTCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	tbl, err := l.Load(ctx, asset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := len(lake.LoadHistory(tbl)); got != 3 {
-		t.Fatalf("snapshots through REST = %d", got)
-	}
+	tbl := readBack(t, l, asset, 3, "bytes", 10, 4)
 	if ch := lake.SchemaHistory(tbl); len(ch) != 1 || ch[0].Field != "legacy_code" {
 		t.Fatalf("schema history = %+v", ch)
-	}
-	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), lake.Want{Columns: []string{"bytes"}})
-	if err != nil || st.Records != 10 || st.Columns[0].Nulls != 4 {
-		t.Fatalf("stats through REST = %+v, %v", st, err)
 	}
 	ids, err := l.Tables(ctx, "")
 	if err != nil || len(ids) != 2 || ids[1][1] != "orders" {
 		t.Fatalf("paged tables = %v, %v", ids, err)
-	}
-	if err := l.Ping(ctx); err != nil {
-		t.Fatal(err)
 	}
 	if tokens.Load() != 1 {
 		t.Fatalf("tokens fetched = %d, want 1 (reused until it expires)", tokens.Load())
@@ -157,23 +166,10 @@ func TestHadoopWarehouse(t *testing.T) {
 
 	l := laketest.Open(t, &config.Lake{Catalog: "hadoop", Warehouse: wh, Namespace: "lkc-h"})
 	ctx := context.Background()
-	tbl, err := l.Load(ctx, "tableflow:clicks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(lake.LoadHistory(tbl)); n != 2 {
-		t.Fatalf("snapshots = %d", n)
-	}
-	st, err := lake.Stats(ctx, tbl, time.Time{}, time.Now().Add(time.Hour), lake.Want{Columns: []string{"page"}})
-	if err != nil || st.Records != 3 || st.Columns[0].Nulls != 1 {
-		t.Fatalf("stats = %+v, %v", st, err)
-	}
+	tbl := readBack(t, l, "tableflow:clicks", 2, "page", 3, 1)
 	ids, err := l.Tables(ctx, "")
 	if err != nil || len(ids) != 1 || ids[0][1] != "clicks" {
 		t.Fatalf("tables = %v, %v", ids, err)
-	}
-	if err := l.Ping(ctx); err != nil {
-		t.Fatal(err)
 	}
 	// Without the version hint, the highest metadata version is the current one.
 	if err := os.Remove(filepath.Join(dir, "wh", "lkc-h", "clicks", "metadata", "version-hint.text")); err != nil {
@@ -240,13 +236,7 @@ func TestGlueCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	tbl, err := l.Load(ctx, asset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lake.LoadHistory(tbl)) != 3 {
-		t.Fatal("snapshots through Glue")
-	}
+	readBack(t, l, asset, 3, "bytes", 10, 4)
 	ids, err := l.Tables(ctx, "")
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("Iceberg tables only: %v, %v", ids, err)
