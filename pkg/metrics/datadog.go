@@ -194,7 +194,7 @@ type datadogV2Formula struct {
 // datadogV2Answer: series[i] (its group_tags) goes with values[i], each value with times[j]; a
 // null value is an interval without data.
 type datadogV2Answer struct {
-	Data struct {
+	Data *struct {
 		Attributes struct {
 			Series []struct {
 				GroupTags  []string `json:"group_tags"`
@@ -223,8 +223,15 @@ func (d *Datadog) queryV2(ctx context.Context, query string, from, to time.Time,
 
 // seriesV2 pairs each v2 series with its value list and the times, leaving out nulls (gaps).
 func (d *Datadog) seriesV2(query string, ans datadogV2Answer) ([]Series, error) {
+	hasErrors := len(ans.Errors) > 0 && string(ans.Errors) != "null" && string(ans.Errors) != `""`
+	if ans.Data == nil {
+		if hasErrors {
+			return nil, fmt.Errorf("datadog: /api/v2/query/timeseries %s: %s", query, ans.Errors)
+		}
+		return nil, fmt.Errorf("datadog: /api/v2/query/timeseries %s: the answer has no data (not a timeseries response; check metrics.datadog.url)", query)
+	}
 	at := ans.Data.Attributes
-	if len(at.Series) == 0 && len(ans.Errors) > 0 && string(ans.Errors) != "null" && string(ans.Errors) != `""` {
+	if len(at.Series) == 0 && hasErrors {
 		return nil, fmt.Errorf("datadog: /api/v2/query/timeseries %s: %s", query, ans.Errors)
 	}
 	if len(at.Values) != len(at.Series) {

@@ -88,7 +88,7 @@ func FuzzDatadogV2(f *testing.F) {
 			return
 		}
 		for _, s := range series {
-			if len(s.Points) > len(ans.Data.Attributes.Times) {
+			if ans.Data == nil || len(s.Points) > len(ans.Data.Attributes.Times) {
 				t.Fatalf("%s: %d points from %d times", b, len(s.Points), len(ans.Data.Attributes.Times))
 			}
 		}
