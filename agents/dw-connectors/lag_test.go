@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,8 +13,8 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
 )
 
-// TestConsumerLagFromMonitoring reads lag history through the Datadog query API (a loopback fixture
-// of its documented shape) and checks the tool's window arguments and errors.
+// TestConsumerLagFromMonitoring reads lag history through the Datadog timeseries query API (a
+// loopback fixture of its documented v2 shape) and checks the tool's window arguments and errors.
 func TestConsumerLagFromMonitoring(t *testing.T) {
 	var gotQuery, gotFrom string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -22,9 +23,24 @@ func TestConsumerLagFromMonitoring(t *testing.T) {
 			w.Write([]byte(`{"errors":["Forbidden"]}`))
 			return
 		}
-		gotQuery, gotFrom = r.URL.Query().Get("query"), r.URL.Query().Get("from")
-		w.Write([]byte(`{"status":"ok","res_type":"time_series","series":[{"metric":"kafka.consumer_lag","scope":"consumer_group:rollup,topic:api-usage",
- "tag_set":["consumer_group:rollup","topic:api-usage"],"interval":300,"pointlist":[[1796047200000,4.0],[1796050800000,12.0]]}]}`))
+		var body struct {
+			Data struct {
+				Attributes struct {
+					From    int64 `json:"from"`
+					Queries []struct {
+						Query string `json:"query"`
+					} `json:"queries"`
+				} `json:"attributes"`
+			} `json:"data"`
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v2/query/timeseries" || json.NewDecoder(r.Body).Decode(&body) != nil || len(body.Data.Attributes.Queries) != 1 {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"errors":["want a timeseries_request"]}`))
+			return
+		}
+		gotQuery, gotFrom = body.Data.Attributes.Queries[0].Query, strconv.FormatInt(body.Data.Attributes.From/1000, 10)
+		w.Write([]byte(`{"data":{"type":"timeseries_response","attributes":{"series":[{"group_tags":["consumer_group:rollup","topic:api-usage"],"query_index":0}],
+ "times":[1796047200000,1796050800000],"values":[[4.0,12.0]]}}}`))
 	}))
 	defer srv.Close()
 	env := mcpkittest.Env(t, "dw-connectors")

@@ -61,8 +61,13 @@ func runQualityCheck(d *deps) mcpkit.Tool {
 				return zero, err
 			}
 			if lake.IsLakeAsset(p.Table) {
-				rep, err := d.lakeCheck(ctx, p.Table, quality.Request{Window: w, Checks: checks, Columns: p.Columns, KeyColumns: p.KeyColumns,
-					Assertions: p.Assertions, MaxFreshnessLag: lag, OpenIncidents: d.incidentPolicy(p.OpenIncident, "")})
+				metrics, err := quality.ParseColumnMetrics(p.ColumnMetrics)
+				if err != nil {
+					return zero, err
+				}
+				rep, err := d.lakeCheck(ctx, p.Table, quality.Request{Window: w, Checks: checks, Columns: p.Columns, ColumnMetrics: metrics,
+					Thresholds: p.Thresholds, KeyColumns: p.KeyColumns, Assertions: p.Assertions, MaxFreshnessLag: lag,
+					OpenIncidents: d.incidentPolicy(p.OpenIncident, "")})
 				if err != nil {
 					return zero, err
 				}

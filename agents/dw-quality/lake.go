@@ -2,14 +2,16 @@ package main
 
 import (
 	"context"
+	"slices"
 
 	"github.com/dataworkers/dw/pkg/lake"
 	"github.com/dataworkers/dw/pkg/quality"
 )
 
 // lakeCheck checks a tableflow:/iceberg: asset from its Iceberg metadata where it lands, with no
-// warehouse: freshness and volume from snapshots, null rates from manifests (files without
-// column metrics are read), and the schema changes committed in the window.
+// warehouse: freshness and volume from snapshots, null rates and numeric columns' min, max, zeros
+// and negatives from manifests (files whose metrics do not answer are read), and the schema
+// changes committed in the window.
 func (d *deps) lakeCheck(ctx context.Context, asset string, req quality.Request) (*quality.Report, error) {
 	l, err := lake.Open(ctx, d.env.Config.Lake)
 	if err != nil {
@@ -20,7 +22,8 @@ func (d *deps) lakeCheck(ctx context.Context, asset string, req quality.Request)
 	if err != nil {
 		return nil, err
 	}
-	st, err := lake.Stats(ctx, tbl, req.Window.Since, req.Window.Until, req.Columns)
+	want := lake.Want{Columns: req.Columns, Values: len(req.Checks) == 0 || slices.Contains(req.Checks, quality.Column)}
+	st, err := lake.Stats(ctx, tbl, req.Window.Since, req.Window.Until, want)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +33,8 @@ func (d *deps) lakeCheck(ctx context.Context, asset string, req quality.Request)
 		f.Newest = &newest
 	}
 	for _, c := range st.Columns {
-		f.Columns = append(f.Columns, quality.LakeColumn{Name: c.Column, Values: c.Values, Nulls: c.Nulls, FromMetadata: c.FromMetadata, Scanned: c.Scanned})
+		f.Columns = append(f.Columns, quality.LakeColumn{Name: c.Column, Values: c.Values, Nulls: c.Nulls,
+			Min: c.Min, Max: c.Max, Zeros: c.Zeros, Negatives: c.Negatives, FromMetadata: c.FromMetadata, Scanned: c.Scanned})
 	}
 	for _, ch := range lake.SchemaHistory(tbl) {
 		if !ch.At.Before(req.Window.Since) && ch.At.Before(req.Window.Until) {

@@ -50,6 +50,27 @@ func TestQualityCheckOnALakeTable(t *testing.T) {
 		t.Fatalf("report = %+v", rep)
 	}
 
+	// Fixed limits and the column check reach the lake check: bounds answer max and zero rate.
+	var lim quality.Report
+	limArgs := map[string]any{"table": "tableflow:usage-hourly", "window": "1h", "metrics": []string{"null_rate", "column"}, "columns": []string{"bytes"},
+		"column_metrics": []string{"max", "zero_rate"}, "thresholds": []map[string]any{{"metric": "null_rate", "column": "bytes", "max": 0.1}}, "open_incident": false}
+	if msg := mcpkittest.Call(t, tool(t, e, "run_quality_check"), limArgs, &lim); msg != "" {
+		t.Fatal(msg)
+	}
+	byMetric := map[string]quality.Result{}
+	for _, r := range lim.Results {
+		byMetric[r.Metric] = r
+	}
+	if n := byMetric["null_rate"]; n.Status != quality.Fail || !strings.Contains(n.Why, "at most 10") {
+		t.Fatalf("null rate against its limit = %+v", n)
+	}
+	if m := byMetric["max"]; m.Value != 6 || !strings.Contains(m.SQL, "bounds and counts of bytes") {
+		t.Fatalf("max from bounds = %+v", m)
+	}
+	if z := byMetric["zero_rate"]; z.Value != 0 {
+		t.Fatalf("zero rate = %+v", z)
+	}
+
 	e.Config.Lake = nil
 	if msg := mcpkittest.Call(t, tool(t, e, "run_quality_check"), args, nil); !strings.Contains(msg, "lake.catalog") {
 		t.Fatalf("unconfigured lake message = %q", msg)

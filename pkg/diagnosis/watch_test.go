@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,15 +21,29 @@ import (
 )
 
 // TestSinkLagThroughTheOnsetIsEvidence reads the sink connector's consumer group lag from Datadog
-// (a loopback fixture of its query API) and reports it normal through the onset.
+// (a loopback fixture of its v2 timeseries query API) and reports it normal through the onset.
 func TestSinkLagThroughTheOnsetIsEvidence(t *testing.T) {
 	f, inc := connectorStory(t)
 	var asked string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked = r.URL.Query().Get("query")
+		var body struct {
+			Data struct {
+				Attributes struct {
+					Queries []struct {
+						Query string `json:"query"`
+					} `json:"queries"`
+				} `json:"attributes"`
+			} `json:"data"`
+		}
+		if r.URL.Path != "/api/v2/query/timeseries" || json.NewDecoder(r.Body).Decode(&body) != nil || len(body.Data.Attributes.Queries) != 1 {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"errors":["want a timeseries_request"]}`))
+			return
+		}
+		asked = body.Data.Attributes.Queries[0].Query
 		before, after := time.Date(2026, 8, 14, 14, 0, 0, 0, time.UTC).UnixMilli(), time.Date(2026, 8, 14, 15, 30, 0, 0, time.UTC).UnixMilli()
-		w.Write([]byte(`{"status":"ok","series":[{"metric":"kafka.consumer_lag","tag_set":["consumer_group:connect-orders-snowflake-sink","topic:orders"],
- "pointlist":[[` + itoa(before) + `,40],[` + itoa(after) + `,55]]}]}`))
+		w.Write([]byte(`{"data":{"type":"timeseries_response","attributes":{"series":[{"group_tags":["consumer_group:connect-orders-snowflake-sink","topic:orders"]}],
+ "times":[` + itoa(before) + `,` + itoa(after) + `],"values":[[40,55]]}}}`))
 	}))
 	defer srv.Close()
 	dd, err := metrics.NewDatadog(&config.Datadog{URL: srv.URL, APIKey: "k-123456", ApplicationKey: "a-123456", LagMetric: "kafka.consumer_lag",

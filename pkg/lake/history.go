@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 )
 
 // Load is one snapshot read as a load: when it was committed and what it added.
@@ -24,16 +23,16 @@ type Load struct {
 
 // LoadHistory lists the table's snapshots oldest first: freshness (the newest commit) and volume
 // (records added per commit) without a query.
-func LoadHistory(t *table.Table) []Load {
+func LoadHistory(t *Table) []Load {
 	snaps := t.Metadata().Snapshots()
 	out := make([]Load, 0, len(snaps))
 	for _, s := range snaps {
 		l := Load{SnapshotID: s.SnapshotID, ParentID: s.ParentSnapshotID, CommittedAt: time.UnixMilli(s.TimestampMs).UTC(), SchemaID: s.SchemaID}
 		if s.Summary != nil {
-			l.Operation = string(s.Summary.Operation)
-			l.AddedRecords = summaryInt(s.Summary.Properties, "added-records")
-			l.AddedFiles = summaryInt(s.Summary.Properties, "added-data-files")
-			if v, ok := s.Summary.Properties["total-records"]; ok {
+			l.Operation = s.Operation()
+			l.AddedRecords = summaryInt(s.Summary, "added-records")
+			l.AddedFiles = summaryInt(s.Summary, "added-data-files")
+			if v, ok := s.Summary["total-records"]; ok {
 				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 					l.TotalRecords = &n
 				}
@@ -45,7 +44,7 @@ func LoadHistory(t *table.Table) []Load {
 	return out
 }
 
-func summaryInt(p iceberg.Properties, key string) int64 {
+func summaryInt(p map[string]string, key string) int64 {
 	n, _ := strconv.ParseInt(p[key], 10, 64)
 	return n
 }
@@ -66,7 +65,7 @@ type SchemaChange struct {
 // SchemaHistory walks the snapshots oldest first and reports each field that appears or
 // disappears when the schema id changes (Tableflow's schema evolution), naming the snapshot.
 // A snapshot without a schema id (format v1) is read as the schema before it.
-func SchemaHistory(t *table.Table) []SchemaChange {
+func SchemaHistory(t *Table) []SchemaChange {
 	schemas := t.Schemas()
 	var out []SchemaChange
 	prev := -1
@@ -84,7 +83,7 @@ func SchemaHistory(t *table.Table) []SchemaChange {
 	if cs := t.Schema(); cs != nil && prev >= 0 && cs.ID != prev {
 		at := Load{SnapshotID: 0}
 		if s := t.CurrentSnapshot(); s != nil {
-			at = Load{SnapshotID: s.SnapshotID, CommittedAt: time.UnixMilli(t.Metadata().LastUpdatedMillis()).UTC()}
+			at = Load{SnapshotID: s.SnapshotID, CommittedAt: time.UnixMilli(t.Metadata().LastUpdatedMs).UTC()}
 		}
 		out = append(out, diffSchemas(schemas[prev], cs, at, prev, cs.ID)...)
 	}

@@ -1,8 +1,9 @@
-// Package lake reads Iceberg tables where they land (Tableflow's, or any writer's) through the
-// Apache Iceberg Go library: the catalog (REST with OAuth client credentials, AWS Glue, a SQL
-// catalog database, or a warehouse path), snapshots as load history, the schema each snapshot was
-// written with, and manifest column metrics. A null rate or row count over recent data files comes
-// from metadata alone where the metrics exist; only files without them are read.
+// Package lake reads Iceberg tables where they land (Tableflow's, or any writer's): the catalog
+// (REST with OAuth client credentials, AWS Glue, a SQL catalog database, or a warehouse path),
+// snapshots as load history, the schema each snapshot was written with, and manifest column
+// metrics through the Apache Iceberg Go library's manifest reader. A null rate or row count over
+// recent data files comes from metadata alone where the metrics exist; only files without them
+// are read.
 package lake
 
 import (
@@ -11,21 +12,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/glue"   // registers "glue"
-	_ "github.com/apache/iceberg-go/catalog/hadoop" // registers "hadoop"
-	_ "github.com/apache/iceberg-go/catalog/rest"   // registers "rest"
-	_ "github.com/apache/iceberg-go/catalog/sql"    // registers "sql"
-	"github.com/apache/iceberg-go/table"
-	_ "github.com/mattn/go-sqlite3" // the sql catalog's SQLite driver
+	iceio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO (Tableflow lands in S3)
 
 	"github.com/dataworkers/dw/pkg/config"
 )
 
 // Lake is an open catalog.
 type Lake struct {
-	cat       catalog.Catalog
+	cat       catalogClient
+	cfg       *config.Lake
 	namespace string
 	kind      string
 }
@@ -35,38 +31,42 @@ func Open(ctx context.Context, cfg *config.Lake) (*Lake, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("the lake is not configured: set lake.catalog (rest, glue, sql or hadoop) and its keys")
 	}
-	props := iceberg.Properties{"type": cfg.Catalog}
-	for k, v := range cfg.Properties {
-		props[k] = v
-	}
-	set := func(k, v string) {
-		if v != "" {
-			props[k] = v
-		}
-	}
-	set("warehouse", cfg.Warehouse)
+	var (
+		cat catalogClient
+		err error
+	)
 	switch cfg.Catalog {
 	case "rest":
-		set("uri", cfg.URI)
-		if cfg.ClientID != "" {
-			props["credential"] = cfg.ClientID + ":" + cfg.ClientSecret
-		}
-		set("token", cfg.Token)
-		set("oauth2-server-uri", cfg.OAuth2ServerURI)
-		set("scope", cfg.Scope)
+		cat, err = openRESTCatalog(ctx, cfg)
 	case "glue":
-		set("glue.region", cfg.Region)
-		set("glue.id", cfg.GlueCatalogID)
+		cat, err = openGlueCatalog(ctx, cfg.Region, cfg.GlueCatalogID, cfg.Properties["glue.endpoint"])
 	case "sql":
-		props["uri"] = cfg.URI
-		props["sql.driver"] = "sqlite3"
-		props["sql.dialect"] = "sqlite"
+		cat, err = openSQLCatalog(ctx, cfg.URI, cfg.Properties["catalog_name"])
+	case "hadoop":
+		cat, err = openHadoopCatalog(ctx, cfg.Warehouse, fileProps(cfg, nil))
+	default:
+		return nil, fmt.Errorf("lake.catalog %q is not rest, glue, sql or hadoop", cfg.Catalog)
 	}
-	cat, err := catalog.Load(ctx, "dw", props)
 	if err != nil {
 		return nil, fmt.Errorf("lake: open the %s catalog: %s (check lake.catalog, lake.uri and lake.warehouse)", cfg.Catalog, scrub(err, cfg))
 	}
-	return &Lake{cat: cat, namespace: cfg.Namespace, kind: cfg.Catalog}, nil
+	return &Lake{cat: cat, cfg: cfg, namespace: cfg.Namespace, kind: cfg.Catalog}, nil
+}
+
+// fileProps are the properties that open a table's files: lake.properties (s3.region,
+// s3.endpoint, …) under what the catalog vends for the table.
+func fileProps(cfg *config.Lake, vended map[string]string) map[string]string {
+	props := map[string]string{}
+	for k, v := range cfg.Properties {
+		props[k] = v
+	}
+	if cfg.Warehouse != "" && cfg.Catalog != "rest" {
+		props["warehouse"] = cfg.Warehouse
+	}
+	for k, v := range vended {
+		props[k] = v
+	}
+	return props
 }
 
 // scrub keeps secrets a library error may echo out of our messages.
@@ -81,20 +81,16 @@ func scrub(err error, cfg *config.Lake) string {
 }
 
 // Close releases the catalog's resources.
-func (l *Lake) Close() error {
-	if c, ok := l.cat.(catalog.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
+func (l *Lake) Close() error { return l.cat.close() }
 
-// Catalog exposes the catalog for writers in tests and tools that need more than reads.
-func (l *Lake) Catalog() catalog.Catalog { return l.cat }
+// Config is the configuration the lake was opened with (writers in tests open their own catalog
+// from it).
+func (l *Lake) Config() *config.Lake { return l.cfg }
 
 // Identifier turns an asset into a table identifier: tableflow:<topic> is the topic's table in the
 // configured namespace, named as Tableflow names it (see TableflowName; Load also tries the topic's
 // own name); iceberg:<namespace>.<table> names it in full.
-func (l *Lake) Identifier(asset string) (table.Identifier, error) {
+func (l *Lake) Identifier(asset string) ([]string, error) {
 	switch {
 	case strings.HasPrefix(asset, "tableflow:"):
 		topic := strings.TrimPrefix(asset, "tableflow:")
@@ -104,7 +100,7 @@ func (l *Lake) Identifier(asset string) (table.Identifier, error) {
 		if l.namespace == "" {
 			return nil, fmt.Errorf("asset %s: set lake.namespace (Tableflow's namespace is the Kafka cluster id) or confluent_cloud.kafka_cluster_id", asset)
 		}
-		return table.Identifier{l.namespace, TableflowName(topic)}, nil
+		return []string{l.namespace, TableflowName(topic)}, nil
 	case strings.HasPrefix(asset, "iceberg:"):
 		parts := strings.Split(strings.TrimPrefix(asset, "iceberg:"), ".")
 		for _, p := range parts {
@@ -115,7 +111,7 @@ func (l *Lake) Identifier(asset string) (table.Identifier, error) {
 		if len(parts) < 2 {
 			return nil, fmt.Errorf("asset %q: use iceberg:<namespace>.<table>", asset)
 		}
-		return table.Identifier(parts), nil
+		return parts, nil
 	}
 	return nil, fmt.Errorf("asset %q is not a lake table: use tableflow:<topic> or iceberg:<namespace>.<table>", asset)
 }
@@ -129,49 +125,67 @@ func IsLakeAsset(asset string) bool {
 }
 
 // Load loads the table an asset names.
-func (l *Lake) Load(ctx context.Context, asset string) (*table.Table, error) {
+func (l *Lake) Load(ctx context.Context, asset string) (*Table, error) {
 	id, err := l.Identifier(asset)
 	if err != nil {
 		return nil, err
 	}
-	t, err := l.cat.LoadTable(ctx, id)
-	if topic, ok := strings.CutPrefix(asset, "tableflow:"); ok && errors.Is(err, catalog.ErrNoSuchTable) && topic != id[1] {
+	t, err := l.load(ctx, id)
+	if topic, ok := strings.CutPrefix(asset, "tableflow:"); ok && errors.Is(err, errNoSuchTable) && topic != id[1] {
 		// Another writer may keep the topic's own name.
-		if t2, err2 := l.cat.LoadTable(ctx, table.Identifier{l.namespace, topic}); err2 == nil {
+		if t2, err2 := l.load(ctx, []string{l.namespace, topic}); err2 == nil {
 			return t2, nil
 		}
 	}
 	if err != nil {
-		if errors.Is(err, catalog.ErrNoSuchTable) {
+		if errors.Is(err, errNoSuchTable) {
 			return nil, fmt.Errorf("lake: no table %s in the %s catalog (for tableflow:, check lake.namespace)", strings.Join(id, "."), l.kind)
 		}
-		return nil, fmt.Errorf("lake: load %s: %w", strings.Join(id, "."), err)
+		return nil, fmt.Errorf("lake: load %s: %s", strings.Join(id, "."), scrub(err, l.cfg))
 	}
 	return t, nil
 }
 
+func (l *Lake) load(ctx context.Context, id []string) (*Table, error) {
+	loc, meta, vended, err := l.cat.locate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	props := fileProps(l.cfg, vended)
+	if meta == nil {
+		if loc == "" {
+			return nil, fmt.Errorf("the catalog gives no metadata location")
+		}
+		fs, err := iceio.LoadFS(ctx, props, loc)
+		if err != nil {
+			return nil, fmt.Errorf("open the file IO for %s: %w", loc, err)
+		}
+		if meta, err = readMetadata(fs, loc); err != nil {
+			return nil, err
+		}
+	}
+	return &Table{id: id, metadataLoc: loc, meta: meta, ioProps: props}, nil
+}
+
 // Tables lists the tables of a namespace (the configured one when empty).
-func (l *Lake) Tables(ctx context.Context, namespace string) ([]table.Identifier, error) {
+func (l *Lake) Tables(ctx context.Context, namespace string) ([][]string, error) {
 	if namespace == "" {
 		namespace = l.namespace
 	}
 	if namespace == "" {
 		return nil, fmt.Errorf("lake: no namespace to list: set lake.namespace")
 	}
-	var out []table.Identifier
-	for id, err := range l.cat.ListTables(ctx, table.Identifier{namespace}) {
-		if err != nil {
-			return nil, fmt.Errorf("lake: list tables of %s: %w", namespace, err)
-		}
-		out = append(out, id)
+	out, err := l.cat.listTables(ctx, strings.Split(namespace, "."))
+	if err != nil {
+		return nil, fmt.Errorf("lake: list tables of %s: %s", namespace, scrub(err, l.cfg))
 	}
 	return out, nil
 }
 
 // Ping lists the top-level namespaces: read-only, and proof the catalog answers as one.
 func (l *Lake) Ping(ctx context.Context) error {
-	if _, err := l.cat.ListNamespaces(ctx, nil); err != nil {
-		return fmt.Errorf("lake: list namespaces: %w", err)
+	if _, err := l.cat.listNamespaces(ctx); err != nil {
+		return fmt.Errorf("lake: list namespaces: %s", scrub(err, l.cfg))
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func TestLoadHistorySchemaHistoryAndColumnStats(t *testing.T) {
 		t.Fatal(d)
 	}
 
-	st, err := lake.Stats(ctx, tbl, before, time.Now().Add(time.Second), nil)
+	st, err := lake.Stats(ctx, tbl, before, time.Now().Add(time.Second), lake.Want{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func TestLoadHistorySchemaHistoryAndColumnStats(t *testing.T) {
 		t.Fatal("a dropped column is counted")
 	}
 	// A window after every commit holds nothing.
-	empty, err := lake.Stats(ctx, tbl, time.Now().Add(time.Hour), time.Now().Add(2*time.Hour), []string{"bytes"})
+	empty, err := lake.Stats(ctx, tbl, time.Now().Add(time.Hour), time.Now().Add(2*time.Hour), lake.Want{Columns: []string{"bytes"}})
 	if err != nil || empty.Files != 0 || empty.Records != 0 {
 		t.Fatalf("empty window = %+v, %v", empty, err)
 	}
-	if _, err := lake.Stats(ctx, tbl, before, time.Now(), []string{"legacy_code"}); err == nil || !strings.Contains(err.Error(), "not in the current schema") {
+	if _, err := lake.Stats(ctx, tbl, before, time.Now(), lake.Want{Columns: []string{"legacy_code"}}); err == nil || !strings.Contains(err.Error(), "not in the current schema") {
 		t.Fatalf("dropped column err = %v", err)
 	}
 }

@@ -3,11 +3,9 @@ package lake
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 )
 
 // ColumnStats are one column's counts over the data files of a window.
@@ -17,9 +15,29 @@ type ColumnStats struct {
 	// Values counts every value, nulls included; Nulls the null ones.
 	Values int64 `json:"values"`
 	Nulls  int64 `json:"nulls"`
-	// FromMetadata files answered from manifest metrics; Scanned files had none and were read.
+	// Min and Max are the smallest and largest non-null value of a numeric column (int, long,
+	// float, double, decimal), Zeros and Negatives how many values are 0 and below 0; all nil
+	// unless asked for (Want.Values) on a numeric column, Min and Max also when no value was seen.
+	Min       *float64 `json:"min,omitempty"`
+	Max       *float64 `json:"max,omitempty"`
+	Zeros     *int64   `json:"zeros,omitempty"`
+	Negatives *int64   `json:"negatives,omitempty"`
+	// FromMetadata files answered from manifest metrics (counts, and bounds when values were asked
+	// for); Scanned files lacked one and were read.
 	FromMetadata int `json:"from_metadata"`
 	Scanned      int `json:"scanned"`
+}
+
+// NonNull is how many values are not null.
+func (c ColumnStats) NonNull() int64 { return c.Values - c.Nulls }
+
+func (c *ColumnStats) addValue(v float64) {
+	if c.Min == nil || v < *c.Min {
+		c.Min = &v
+	}
+	if c.Max == nil || v > *c.Max {
+		c.Max = &v
+	}
 }
 
 // NullRate is Nulls over Values (0 when there are none).
@@ -41,24 +59,35 @@ type WindowStats struct {
 	ScannedFiles int `json:"scanned_files"`
 }
 
-// Stats counts records and, per column (default: every top-level primitive column of the current
-// schema), values and nulls over the live data files committed in [since, until). Manifest metrics
-// answer where they exist; a file without them for a column is read (only that column).
-func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns []string) (WindowStats, error) {
+// Want says what Stats measures.
+type Want struct {
+	// Columns to measure (default: every top-level primitive column of the current schema).
+	Columns []string
+	// Values asks, for numeric columns, for min, max, zeros and negatives too.
+	Values bool
+}
+
+// Stats counts records and, per column, values and nulls (and, when asked, min, max, zeros and
+// negatives) over the live data files committed in [since, until). Manifest metrics answer where
+// they exist: counts from value and null counts, min and max from the lower and upper bounds,
+// zeros and negatives where the bounds settle them (lower = upper = 0: every value is zero;
+// lower > 0: none is zero or negative). A file whose metrics do not answer a column is read, that
+// column only, and the read answers all of that column's measures for that file.
+func Stats(ctx context.Context, t *Table, since, until time.Time, want Want) (WindowStats, error) {
 	ws := WindowStats{Since: since, Until: until}
 	schema := t.Schema()
 	var fields []iceberg.NestedField
-	if len(columns) == 0 {
+	if len(want.Columns) == 0 {
 		for _, f := range schema.Fields() {
 			if _, nested := f.Type.(iceberg.NestedType); !nested {
 				fields = append(fields, f)
 			}
 		}
 	} else {
-		for _, c := range columns {
+		for _, c := range want.Columns {
 			f, ok := schema.FindFieldByName(c)
 			if !ok {
-				return ws, fmt.Errorf("lake: column %q is not in the current schema of %s", c, name(t))
+				return ws, fmt.Errorf("lake: column %q is not in the current schema of %s", c, t.name())
 			}
 			fields = append(fields, f)
 		}
@@ -69,8 +98,12 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 	}
 	snap := t.CurrentSnapshot()
 	stats := make([]ColumnStats, len(fields))
+	values := make([]bool, len(fields))
 	for i, f := range fields {
 		stats[i] = ColumnStats{Column: f.Name, FieldID: f.ID}
+		if values[i] = want.Values && isNumeric(f.Type); values[i] {
+			stats[i].Zeros, stats[i].Negatives = new(int64), new(int64)
+		}
 	}
 	ws.Columns = stats
 	if snap == nil {
@@ -78,13 +111,13 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 	}
 	fs, err := t.FS(ctx)
 	if err != nil {
-		return ws, fmt.Errorf("lake: open the file IO of %s: %w", name(t), err)
+		return ws, fmt.Errorf("lake: open the file IO of %s: %w", t.name(), err)
 	}
-	manifests, err := snap.Manifests(fs)
+	manifests, err := readManifestList(fs, snap)
 	if err != nil {
-		return ws, fmt.Errorf("lake: read the manifest list of %s: %w", name(t), err)
+		return ws, fmt.Errorf("lake: read the manifest list of %s: %w", t.name(), err)
 	}
-	lacking := map[string][]int{} // file path → indexes into stats it has no metrics for
+	lacking := map[string][]int{} // file path → indexes into stats its metrics do not answer
 	for _, m := range manifests {
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
@@ -104,13 +137,8 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 			}
 			ws.Files++
 			ws.Records += df.Count()
-			vc, nc := df.ValueCounts(), df.NullValueCounts()
 			for i, f := range fields {
-				v, hasV := vc[f.ID]
-				n, hasN := nc[f.ID]
-				if hasV && hasN {
-					stats[i].Values += v
-					stats[i].Nulls += n
+				if fromMetadata(df, f, &stats[i], values[i]) {
 					stats[i].FromMetadata++
 					continue
 				}
@@ -121,68 +149,47 @@ func Stats(ctx context.Context, t *table.Table, since, until time.Time, columns 
 	if len(lacking) == 0 {
 		return ws, nil
 	}
-	if err := scanLacking(ctx, t, fields, stats, lacking); err != nil {
+	if err := scanLacking(ctx, t, fields, stats, values, lacking); err != nil {
 		return ws, err
 	}
 	ws.ScannedFiles = len(lacking)
 	return ws, nil
 }
 
-// scanLacking reads, file by file, only the columns a file has no metrics for, and counts them.
-func scanLacking(ctx context.Context, t *table.Table, fields []iceberg.NestedField, stats []ColumnStats, lacking map[string][]int) error {
-	var names []string
-	for _, idx := range lacking {
-		for _, i := range idx {
-			if !slices.Contains(names, fields[i].Name) {
-				names = append(names, fields[i].Name)
-			}
+// fromMetadata adds one data file's metrics for field f to st, if they answer every measure
+// asked for; otherwise it leaves st alone and reports false.
+func fromMetadata(df iceberg.DataFile, f iceberg.NestedField, st *ColumnStats, values bool) bool {
+	v, hasV := df.ValueCounts()[f.ID]
+	n, hasN := df.NullValueCounts()[f.ID]
+	if !hasV || !hasN {
+		return false
+	}
+	var lo, hi float64
+	nonNull := v - n
+	if values && nonNull > 0 {
+		var okLo, okHi bool
+		lo, okLo = decodeBound(f.Type, df.LowerBoundValues()[f.ID])
+		hi, okHi = decodeBound(f.Type, df.UpperBoundValues()[f.ID])
+		if !okLo || !okHi {
+			return false
+		}
+		// The bounds settle zeros and negatives only when every value is 0, or all lie on one
+		// side of 0.
+		if settled := lo == 0 && hi == 0 || lo > 0 || hi < 0; !settled {
+			return false
 		}
 	}
-	scan := t.Scan(table.WithSelectedFields(names...))
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: plan the scan of %s: %w", name(t), err)
-	}
-	for _, task := range tasks {
-		idx, ok := lacking[task.File.FilePath()]
-		if !ok {
-			continue
+	st.Values += v
+	st.Nulls += n
+	if values && nonNull > 0 {
+		st.addValue(lo)
+		st.addValue(hi)
+		if lo == 0 && hi == 0 {
+			*st.Zeros += nonNull
 		}
-		_, batches, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
-		if err != nil {
-			return fmt.Errorf("lake: read %s: %w", task.File.FilePath(), err)
-		}
-		for batch, err := range batches {
-			if err != nil {
-				return fmt.Errorf("lake: read %s: %w", task.File.FilePath(), err)
-			}
-			for _, i := range idx {
-				cols := batch.Schema().FieldIndices(fields[i].Name)
-				if len(cols) == 0 {
-					continue
-				}
-				col := batch.Column(cols[0])
-				stats[i].Values += int64(col.Len())
-				stats[i].Nulls += int64(col.NullN())
-			}
-			batch.Release()
-		}
-		for _, i := range idx {
-			stats[i].Scanned++
+		if hi < 0 {
+			*st.Negatives += nonNull
 		}
 	}
-	return nil
-}
-
-func name(t *table.Table) string {
-	id := t.Identifier()
-	out := ""
-	for i, p := range id {
-		if i > 0 {
-			out += "."
-		}
-		out += p
-	}
-	return out
+	return true
 }

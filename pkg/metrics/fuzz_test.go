@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/config"
 )
 
 // FuzzPromSample: any bytes decode to a sample or an error, never a panic, and a decoded sample
@@ -60,6 +62,35 @@ func FuzzWindow(f *testing.F) {
 		}
 		if got.Step <= 0 || got.End.Sub(got.Start)/got.Step > MaxPoints {
 			t.Fatalf("span %ds step %ds → step %s", spanS, stepS, got.Step)
+		}
+	})
+}
+
+// FuzzDatadogV2: any v2 answer gives series whose points each come from one of its times, or an
+// error; never a panic.
+func FuzzDatadogV2(f *testing.F) {
+	for _, s := range []string{
+		`{"data":{"attributes":{"series":[{"group_tags":["consumer_group:g","topic:t"]}],"times":[1,2],"values":[[1.5,null]]}}}`,
+		`{"data":{"attributes":{"series":[{}],"times":[1],"values":[]}}}`,
+		`{"data":{"attributes":{"series":[{}],"times":[1],"values":[[1,2]]}}}`,
+		`{"errors":"query failed"}`, `{"errors":["x"]}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	d := &Datadog{cfg: config.Datadog{GroupTag: "consumer_group", TopicTag: "topic"}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ans datadogV2Answer
+		if json.Unmarshal(b, &ans) != nil {
+			return
+		}
+		series, err := d.seriesV2("q", ans)
+		if err != nil {
+			return
+		}
+		for _, s := range series {
+			if ans.Data == nil || len(s.Points) > len(ans.Data.Attributes.Times) {
+				t.Fatalf("%s: %d points from %d times", b, len(s.Points), len(ans.Data.Attributes.Times))
+			}
 		}
 	})
 }

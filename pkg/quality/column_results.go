@@ -39,13 +39,19 @@ func (c *Checker) columnResult(ctx context.Context, p *plan, mc metricCol, m Col
 		r.Why = "no values " + rep.Window.Label + " to measure " + string(m) + " on"
 		return r, nil
 	}
+	return c.judgeColumnMetric(ctx, r, m, v, acc, rep, req, now)
+}
+
+// judgeColumnMetric sets r's value and judges it against a fixed threshold when one is set, else
+// against the metric's own history (warehouse and lake checks alike).
+func (c *Checker) judgeColumnMetric(ctx context.Context, r Result, m ColumnMetric, v float64, acc *colAcc, rep *Report, req Request, now time.Time) (Result, error) {
 	r.Value, r.recorded = round(v, 6), true
 	f := sig
 	if isShare(m) {
 		f = pct
 	}
 	head := columnHead(m, v, acc, rep.Window.Label)
-	if t := thresholdFor(req.Thresholds, string(m), mc.name); t != nil {
+	if t := thresholdFor(req.Thresholds, string(m), r.Subject); t != nil {
 		r.judgeThreshold(t, v, head, f)
 		return r, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -29,17 +30,28 @@ type LakeFacts struct {
 
 // LakeColumn is one column's counts over the window's files.
 type LakeColumn struct {
-	Name         string
-	Values       int64
-	Nulls        int64
-	FromMetadata int
-	Scanned      int
+	Name   string
+	Values int64
+	Nulls  int64
+	// Min, Max, Zeros and Negatives are over the non-null values of a numeric column, from the
+	// manifests' lower and upper bounds where they settle them (nil: not measured).
+	Min, Max         *float64
+	Zeros, Negatives *int64
+	FromMetadata     int
+	Scanned          int
 }
+
+// LakeColumnMetrics are the column metrics Iceberg metadata can answer: min and max from the
+// bounds, zero and negative rates where the bounds settle them (else the files are read).
+var LakeColumnMetrics = []ColumnMetric{MinValue, MaxValue, ZeroRate, NegativeRate}
 
 // RunLake judges the facts of a lake table like Run judges a warehouse table — volume, freshness
 // and null rate against baselines from earlier runs — and records the run. Uniqueness and custom
 // SQL need a query engine over the data, so they are reported as not applicable, not passed.
 func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Report, error) {
+	if err := ValidateThresholds(req.Thresholds); err != nil {
+		return nil, err
+	}
 	started := c.now()
 	checks := req.Checks
 	if len(checks) == 0 {
@@ -70,11 +82,22 @@ func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Repor
 				if len(req.Columns) > 0 && !slices.Contains(req.Columns, col.Name) {
 					continue
 				}
-				r, err := c.lakeNulls(ctx, col, rep, started, f.Table)
+				r, err := c.lakeNulls(ctx, col, rep, req, started, f.Table)
 				if err != nil {
 					return nil, err
 				}
 				rep.Results = append(rep.Results, r)
+			}
+		case Column:
+			for _, col := range f.Columns {
+				if col.Zeros == nil || len(req.Columns) > 0 && !slices.Contains(req.Columns, col.Name) {
+					continue
+				}
+				rs, err := c.lakeColumn(ctx, col, rep, req, started, f.Table)
+				if err != nil {
+					return nil, err
+				}
+				rep.Results = append(rep.Results, rs...)
 			}
 		case Uniqueness, Custom:
 			if ch == Uniqueness && len(req.KeyColumns) == 0 || ch == Custom && len(req.Assertions) == 0 {
@@ -115,7 +138,7 @@ func (c *Checker) lakeVolume(ctx context.Context, f LakeFacts, rep *Report, now 
 	return r, nil
 }
 
-func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, now time.Time, tableName string) (Result, error) {
+func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, req Request, now time.Time, tableName string) (Result, error) {
 	src := fmt.Sprintf("-- no query: null counts of %s from the manifest metrics of %d data %s", col.Name, col.FromMetadata, plural(int64(col.FromMetadata), "file", "files"))
 	if col.Scanned > 0 {
 		src += fmt.Sprintf(", and a read of %d %s of %s without them", col.Scanned, plural(int64(col.Scanned), "file", "files"), tableName)
@@ -127,6 +150,11 @@ func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, no
 	}
 	rate := float64(col.Nulls) / float64(col.Values)
 	r.Value, r.recorded = round(rate, 6), true
+	head := fmt.Sprintf("%s null (%s of %s %s) %s", pct(rate), num(float64(col.Nulls)), num(float64(col.Values)), plural(col.Values, "value", "values"), rep.Window.Label)
+	if t := thresholdFor(req.Thresholds, string(NullRate), col.Name); t != nil {
+		r.judgeThreshold(t, rate, head, pct)
+		return r, nil
+	}
 	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
 	if err != nil {
 		return r, err
@@ -139,4 +167,47 @@ func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, no
 	r.Status = b.Judge(rate, nullPolicy.Direction)
 	r.Why = pct(rate) + " null " + rep.Window.Label + " against " + describe(*r.Baseline, pct, "")
 	return r, nil
+}
+
+// lakeColumn judges a numeric column's metrics that the metadata answers; a metric asked for that
+// it cannot answer (mean, sum, spread, …) is reported as not measured.
+func (c *Checker) lakeColumn(ctx context.Context, col LakeColumn, rep *Report, req Request, now time.Time, tableName string) ([]Result, error) {
+	src := fmt.Sprintf("-- no query: bounds and counts of %s from the manifest metrics of %d data %s", col.Name, col.FromMetadata, plural(int64(col.FromMetadata), "file", "files"))
+	if col.Scanned > 0 {
+		src += fmt.Sprintf(", and a read of %d %s of %s they do not settle", col.Scanned, plural(int64(col.Scanned), "file", "files"), tableName)
+	}
+	metrics := req.ColumnMetrics
+	if len(metrics) == 0 {
+		metrics = LakeColumnMetrics
+	}
+	acc := &colAcc{count: col.Values - col.Nulls, zeros: *col.Zeros, negatives: *col.Negatives, min: col.Min, max: col.Max}
+	var out []Result
+	for _, m := range metrics {
+		r := Result{Check: string(Column), Metric: string(m), Subject: col.Name, Unit: metricUnit(m), Status: Pass, SQL: src}
+		if !slices.Contains(LakeColumnMetrics, m) {
+			r.Status, r.Why = Warn, "not measured: Iceberg metadata answers only "+lakeMetricNames()+" for a lake table; check the warehouse table that reads it for "+string(m)
+			out = append(out, r)
+			continue
+		}
+		v, ok := acc.value(m, rep.Window.Hours(now))
+		if !ok {
+			r.Why = "no values " + rep.Window.Label + " to measure " + string(m) + " on"
+			out = append(out, r)
+			continue
+		}
+		r, err := c.judgeColumnMetric(ctx, r, m, v, acc, rep, req, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func lakeMetricNames() string {
+	names := make([]string, len(LakeColumnMetrics))
+	for i, m := range LakeColumnMetrics {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/confluent/confluenttest"
 )
 
@@ -48,7 +49,7 @@ edges:
 
 // writeConfig writes the demo's configuration: every section points at a loopback peer, the
 // SQLite warehouse and the scenario's catalog; one domain policy names the approver.
-func writeConfig(path string, p *Peers, a *Artifacts, storePath, warehousePath, tokenSHA string) error {
+func writeConfig(path string, p *Peers, a *Artifacts, storePath, warehousePath string, lake *config.Lake, tokenSHA string) error {
 	standIn := filepath.Join(filepath.Dir(path), "stand-in.catalog.yaml")
 	if err := os.WriteFile(standIn, []byte(standInCatalog), 0o600); err != nil {
 		return err
@@ -110,6 +111,14 @@ airflow:
 catalog:
   files: [%s, %s, %s]
 
+# Tableflow's Iceberg tables: a SQL catalog on SQLite over a local warehouse directory.
+lake:
+  catalog: %s
+  uri: %s
+  warehouse: %s
+  namespace: %s
+  timeout: 10s
+
 # One owner approves for the whole billing path; the billing data owner is copied.
 domains:
   - name: billing
@@ -135,6 +144,7 @@ domains:
 		q(warehousePath), q(a.Manifest), q(p.DBT.URL), DBTAccount, q(dbtToken),
 		q(p.Airflow.URL), q(p.Airflow.User), q(p.Airflow.Password),
 		q(a.Streaming), q(a.Catalog), q(standIn),
+		q(lake.Catalog), q(lake.URI), q(lake.Warehouse), q(lake.Namespace),
 		q(BillingOwner), q(Approver), q(ApproverEmail), q(tokenSHA),
 		q(BillingOwner), q(Approver), q(ApproverEmail), q(tokenSHA))
 	return os.WriteFile(path, []byte(b.String()), 0o600)

@@ -50,7 +50,9 @@ type Result struct {
 	// The first failing check opened the incident; the second joined it.
 	Opened, Joined bool
 	NullShare      float64 `json:"null_share"`
-	Cause          string  `json:"cause"`
+	// LakeNullShare is the same share, read from the Iceberg table's manifests.
+	LakeNullShare float64 `json:"lake_null_share"`
+	Cause         string  `json:"cause"`
 	// CauseEvidence is the top candidate's evidence lines.
 	CauseEvidence []string `json:"cause_evidence"`
 	BlastRadius   []string `json:"blast_radius"`
@@ -113,6 +115,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if s.wh != nil {
 			s.wh.Close()
 		}
+		if s.lake != nil {
+			s.lake.close()
+		}
 		res = s.res
 	}()
 	if err := s.run(ctx); err != nil {
@@ -123,7 +128,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 
 // The files a run writes under Home/demo; a new run removes exactly these first.
 var runFiles = []string{"dw.db", "dw.db-wal", "dw.db-shm", "warehouse.db", "warehouse.db-wal", "warehouse.db-shm",
-	"receipts.key", "dw-demo.yaml", "stand-in.catalog.yaml", "dbt", "timeline.txt", "timeline.json", "logs", "calls"}
+	"receipts.key", "dw-demo.yaml", "stand-in.catalog.yaml", "dbt", "timeline.txt", "timeline.json", "logs", "calls", "lake"}
 
 func freshDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -157,6 +162,7 @@ type story struct {
 	peers  *Peers
 	agents *agents
 	wh     *sql.DB
+	lake   *lakeTable
 	res    *Result
 	token  string
 	events []Event

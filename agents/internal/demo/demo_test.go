@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/lake"
 )
 
 func TestMain(m *testing.M) {
@@ -113,6 +116,29 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 	}
 	if res.NullShare < 0.1 || res.NullShare > 0.3 {
 		t.Errorf("egress_bytes null share %.3f, want the story's ~18%%", res.NullShare)
+	}
+
+	// The lake: Tableflow's Iceberg table holds the week of history and the v12 hours as two
+	// snapshots, and the check from its manifests alone found the warehouse's null share.
+	if math.Abs(res.LakeNullShare-res.NullShare) > 1e-6 { // a result's value keeps six decimals
+		t.Errorf("lake null share %v, warehouse %v", res.LakeNullShare, res.NullShare)
+	}
+	l, err := lake.Open(ctx, lakeConfig(res.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tbl, err := l.Load(ctx, "tableflow:"+HourlyTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads := lake.LoadHistory(tbl); len(loads) != 2 || loads[0].AddedRecords == 0 || loads[1].AddedRecords == 0 {
+		t.Errorf("lake snapshots = %+v, want the history and the v12 hours", loads)
+	}
+	if !slices.ContainsFunc(res.Timeline, func(st Step) bool {
+		return st.Tool == "run_quality_check" && strings.Contains(st.Found, "tableflow:"+HourlyTopic) && strings.Contains(st.Found, "FAIL egress_bytes")
+	}) {
+		t.Error("the timeline has no lake check of the hourly topic")
 	}
 
 	// Diagnosis: v12's removal of response_bytes, and the statement still pinned to v11.

@@ -27,7 +27,7 @@ func (s *story) run(ctx context.Context) error {
 	}
 	f := &fixState{}
 	for _, step := range []func(context.Context) error{
-		s.gate, s.rollout, s.connections, s.detect, s.diagnose, s.blast, s.impact,
+		s.gate, s.rollout, s.connections, s.detect, s.lakeCheck, s.diagnose, s.blast, s.impact,
 		func(ctx context.Context) error { return s.propose(ctx, f) },
 		func(ctx context.Context) error { return s.requestApproval(ctx, f) },
 		func(ctx context.Context) error { return s.approve(ctx, f) },
@@ -63,7 +63,11 @@ func (s *story) setup(ctx context.Context) error {
 	}
 	store := filepath.Join(s.dir, "dw.db")
 	whPath := filepath.Join(s.dir, "warehouse.db")
-	if err := writeConfig(s.res.Config, s.peers, s.art, store, whPath, sum); err != nil {
+	lakeCfg := lakeConfig(s.dir)
+	if s.lake, err = createLakeTable(ctx, lakeCfg); err != nil {
+		return fmt.Errorf("the lake: %w", err)
+	}
+	if err := writeConfig(s.res.Config, s.peers, s.art, store, whPath, lakeCfg, sum); err != nil {
 		return err
 	}
 	s.agents = newAgents(s.opts.Bin, []string{"DW_CONFIG=" + s.res.Config, "DW_HOME=" + s.dir, "DW_LOG_LEVEL=info"}, filepath.Join(s.dir, "logs"))
@@ -90,6 +94,9 @@ func (s *story) setup(ctx context.Context) error {
 		return fmt.Errorf("the history read back from %s has null egress in %s of rows", EventsTopic, pct(NullShare(history)))
 	}
 	if err := land(ctx, s.wh, warehouseTable, history); err != nil {
+		return err
+	}
+	if err := s.lake.append(ctx, history); err != nil {
 		return err
 	}
 	s.step("setup", "peers", fmt.Sprintf("kfake %s, Schema Registry %s (%s v11, BACKWARD), Connect, Confluent Cloud (Flink %s, Tableflow %s), Airflow (%s unpaused), dbt Cloud, SQLite warehouse %s",
@@ -324,6 +331,9 @@ func (s *story) rollout(ctx context.Context) error {
 	if err := land(ctx, s.wh, warehouseTable, rows); err != nil {
 		return err
 	}
+	if err := s.lake.append(ctx, rows); err != nil {
+		return err
+	}
 	s.res.NullShare = NullShare(rows)
 	s.step("Flink + Tableflow", rollupName, fmt.Sprintf("%d v12 records read back from %s with the v11 reader: response_bytes null in %d of them; %d hourly rows landed %s–%s, egress_bytes null in %s",
 		read12, EventsTopic, null12, len(rows), s.tl.StoryStart.Format("15:04"), s.tl.StoryEnd.Format("15:04"), pct(s.res.NullShare)))
@@ -342,7 +352,8 @@ func (s *story) connections(ctx context.Context) error {
 	if err := s.call(ctx, "dw-connectors", "check_connections", map[string]any{}, &rep); err != nil {
 		return err
 	}
-	// The demo stands in for no monitoring and no lake; those backends are left unconfigured.
+	// The demo stands in for no monitoring; those backends are left unconfigured (dw-connectors
+	// does not probe the lake: the agents that read it do).
 	notStoodIn := map[string]bool{"prometheus": true, "confluent_metrics": true, "datadog": true, "lake": true}
 	var ok, bad []string
 	for _, b := range rep.Backends {

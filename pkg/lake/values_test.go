@@ -1,0 +1,67 @@
+package lake_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/lake"
+	"github.com/dataworkers/dw/pkg/lake/laketest"
+)
+
+// TestValuesFromBounds: min, max, zeros and negatives come from the manifests' bounds where they
+// settle them (a file of zeros, a file of negatives) and from a read where they do not (a file
+// spanning zero) or where the file has no metrics at all.
+func TestValuesFromBounds(t *testing.T) {
+	l := laketest.Open(t, laketest.Config(t.TempDir(), "lkc-v"))
+	w := laketest.Create(t, l, "lkc-v", "usage", laketest.Long(1, "amount"), laketest.Double(2, "ratio"), laketest.String(3, "plan"))
+	since := time.Now().Add(-time.Second)
+	w.Append(`[{"amount":0,"ratio":0.5,"plan":"a"},{"amount":0,"ratio":0.25,"plan":"b"},{"amount":null,"ratio":null,"plan":"c"}]`)
+	w.Append(`[{"amount":-5,"ratio":1.5,"plan":"a"},{"amount":3,"ratio":2,"plan":"a"}]`)
+	w.Append(`[{"amount":-2,"ratio":-1,"plan":"a"},{"amount":-1,"ratio":-0.5,"plan":"a"}]`)
+	w.ColumnMetrics("none")
+	w.Append(`[{"amount":7,"ratio":0,"plan":"z"}]`)
+	ctx := context.Background()
+	tbl, err := l.Load(ctx, "tableflow:usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := lake.Stats(ctx, tbl, since, time.Now().Add(time.Second), lake.Want{Values: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]lake.ColumnStats{}
+	for _, c := range st.Columns {
+		by[c.Column] = c
+	}
+	a := by["amount"]
+	if a.Min == nil || *a.Min != -5 || *a.Max != 7 || *a.Zeros != 2 || *a.Negatives != 3 || a.NonNull() != 7 {
+		t.Fatalf("amount = %+v (min %v max %v)", a, deref(a.Min), deref(a.Max))
+	}
+	// Zeros (lower = upper = 0) and negatives (upper < 0) from metadata; the file spanning zero
+	// and the one without metrics were read.
+	if a.FromMetadata != 2 || a.Scanned != 2 {
+		t.Fatalf("amount sources = %d from metadata, %d scanned", a.FromMetadata, a.Scanned)
+	}
+	// ratio's first three files lie on one side of zero each: only the file without metrics is read.
+	r := by["ratio"]
+	if *r.Min != -1 || *r.Max != 2 || *r.Zeros != 1 || *r.Negatives != 2 || r.FromMetadata != 3 || r.Scanned != 1 {
+		t.Fatalf("ratio = %+v (min %v max %v zeros %d neg %d)", r, deref(r.Min), deref(r.Max), *r.Zeros, *r.Negatives)
+	}
+	if p := by["plan"]; p.Min != nil || p.Zeros != nil || p.FromMetadata != 3 || p.Scanned != 1 {
+		t.Fatalf("a string column has no numeric measures: %+v", p)
+	}
+
+	// Counts alone never read a file that has count metrics.
+	counts, err := lake.Stats(ctx, tbl, since, time.Now().Add(time.Second), lake.Want{Columns: []string{"amount"}})
+	if err != nil || counts.ScannedFiles != 1 || counts.Columns[0].Zeros != nil {
+		t.Fatalf("counts only = %+v, %v", counts, err)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
