@@ -274,6 +274,9 @@ func applyDefaults(c *Config, env LookupEnv) {
 		c.Store.Path = filepath.Join(Home(env), "dw.db")
 	}
 	c.Store.Path = expandHome(c.Store.Path, env)
+	if u, ok := env("DW_STORE_URL"); ok && u != "" {
+		c.Store.URL = u
+	}
 	if c.Store.BusyTimeout == 0 {
 		c.Store.BusyTimeout = 15 * time.Second
 	}

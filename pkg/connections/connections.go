@@ -59,7 +59,10 @@ type Status struct {
 
 // StoreStatus is the shared store's state.
 type StoreStatus struct {
+	// Path is the SQLite file, or the PostgreSQL URL without its password.
 	Path          string `json:"path"`
+	Engine        string `json:"engine" jsonschema:"sqlite or postgresql"`
+	EngineVersion string `json:"engine_version,omitempty"`
 	OK            bool   `json:"ok"`
 	SchemaVersion int    `json:"schema_version"`
 	LatestVersion int    `json:"latest_version" jsonschema:"The schema version this binary migrates to"`
@@ -101,11 +104,14 @@ func Check(ctx context.Context, agent string, cfg *config.Config, st *store.Lazy
 }
 
 func checkStore(ctx context.Context, l *store.Lazy) StoreStatus {
-	s := StoreStatus{Path: l.Path(), LatestVersion: store.LatestSchemaVersion()}
+	s := StoreStatus{Path: l.Where(), Engine: l.Engine().String(), LatestVersion: store.LatestSchemaVersion()}
 	st, err := l.Get(ctx)
 	if err != nil {
 		s.Error = err.Error()
 		return s
+	}
+	if v, err := st.ServerVersion(ctx); err == nil {
+		s.EngineVersion = v
 	}
 	v, err := st.SchemaVersion(ctx)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/internal/storetest"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
@@ -20,12 +21,7 @@ type body struct {
 
 func newChain(t *testing.T) (*Chain, *store.Store) {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	key, err := LoadOrCreateKey(KeyPath(st.Path()))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/internal/storetest"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/plans"
@@ -28,6 +28,7 @@ type world struct {
 	exec    *Executor
 	svc     *approvals.Service
 	st      *store.Store
+	opts    store.Options // how process opens the same store again
 	airflow *orchtest.Airflow
 	dbt     *orchtest.DBTCloud
 	cfg     *config.Config
@@ -35,7 +36,8 @@ type world struct {
 
 func newWorld(t *testing.T, autonomy string) *world {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
+	path, opts := storetest.Location(t)
+	st, err := store.Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func newWorld(t *testing.T, autonomy string) *world {
 		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
 		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
 	}, time.Now)
-	return &world{exec: exec, svc: svc, st: st, airflow: af, dbt: dbt, cfg: cfg}
+	return &world{exec: exec, svc: svc, st: st, opts: opts, airflow: af, dbt: dbt, cfg: cfg}
 }
 
 func (w *world) approved(t *testing.T, p approvals.Proposal) approvals.Request {
@@ -388,7 +390,7 @@ func TestL3NeverGoesAroundARequestTheStopOrAnEditedPayload(t *testing.T) {
 // process is a second remediate process on the same store file: its own connections and executor.
 func (w *world) process(t *testing.T) *Executor {
 	t.Helper()
-	st, err := store.Open(context.Background(), w.st.Path(), store.Options{})
+	st, err := store.Open(context.Background(), w.st.Path(), w.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,14 +572,10 @@ func (w *world) forge(t *testing.T, class, target string, payload map[string]any
 		t.Fatal(err)
 	}
 	now := store.Timestamp(time.Now())
-	res, err := w.st.DB.Exec(`INSERT INTO approval_requests(class, target, title, payload, payload_sha256, domain, approvers, copied, escalation,
+	var id int64
+	if err := w.st.DB.QueryRow(`INSERT INTO approval_requests(class, target, title, payload, payload_sha256, domain, approvers, copied, escalation,
 		requested_by, requested_at, expires_at, status, decided_by, decided_at) VALUES (?, ?, 'forged', ?, ?, 'billing', '["ann"]', '[]', '[]',
-		'dw-incidents', ?, ?, 'approved', 'ann', ?)`, class, target, string(raw), hash, now, store.Timestamp(time.Now().Add(time.Hour)), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
+		'dw-incidents', ?, ?, 'approved', 'ann', ?) RETURNING id`, class, target, string(raw), hash, now, store.Timestamp(time.Now().Add(time.Hour)), now).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
