@@ -163,6 +163,21 @@ func (s *Store) Close() error {
 	return errors.Join(s.DB.Close(), s.writer.Close())
 }
 
+// ReadTx begins a read-only transaction that sees one consistent state of the store for all its
+// statements (SQLite: a deferred transaction's snapshot; PostgreSQL: REPEATABLE READ, since its
+// default isolation takes a new snapshot per statement). Roll it back when done.
+func (s *Store) ReadTx(ctx context.Context) (*sql.Tx, error) {
+	var opts *sql.TxOptions
+	if s.dialect == PostgreSQL {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := s.DB.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin read: %w", err)
+	}
+	return tx, nil
+}
+
 // writeLockKey is the PostgreSQL advisory lock every write transaction takes first ("dw-write").
 // One fixed key for every writer gives PostgreSQL the semantics SQLite's single write lock has:
 // dispatch claims, approval decisions, the receipt chain's head and the graph generation are each
