@@ -104,8 +104,8 @@ func (s *snapshot) lookup(v string) (int32, bool) {
 // snapshotCache holds one store's current snapshot for this process.
 type snapshotCache struct {
 	dialect store.Dialect
-	mu  sync.Mutex // serialises loads: one process reads the edge table once per generation
-	cur *snapshot  // guarded by mu
+	mu      sync.Mutex // serialises loads: one process reads the edge table once per generation
+	cur     *snapshot  // guarded by mu
 }
 
 // cacheFor finds the cache of a store. Callers build a Graph per request on a long-lived Store, so

@@ -14,7 +14,7 @@ import (
 func TestEventsReadBackInTheOrderTheyHappened(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
-	if _, err := st.DB.Exec(`CREATE TABLE note_events (id `+idColumn(st)+`, note_id INTEGER NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL)`); err != nil {
+	if _, err := st.DB.Exec(`CREATE TABLE note_events (id ` + idColumn(st) + `, note_id INTEGER NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	log := Log{Table: "note_events", Key: "note_id"}
