@@ -21,6 +21,7 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
+	"github.com/dataworkers/dw/pkg/internal/storetest"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/plans"
@@ -51,7 +52,9 @@ func newEstate(t *testing.T) *estate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), cfg.Store.Path, store.Options{})
+	_, opts := storetest.Location(t) // the engine under test: SQLite, or PostgreSQL in CI's second pass
+	cfg.Store.URL = opts.URL
+	st, err := store.Open(context.Background(), cfg.Store.Path, store.Options{URL: cfg.Store.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
