@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/timeline"
 )

@@ -383,6 +383,7 @@ func (c *Config) secretValues() []secretValue {
 			}
 		}
 	}
+	add("store.url", dsnSecrets(c.Store.URL)...)
 	if k := c.Kafka; k != nil && k.SASL != nil {
 		add("kafka.sasl.password", k.SASL.Password)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func newGraph(t testing.TB, now time.Time) *Graph {

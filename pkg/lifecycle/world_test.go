@@ -21,7 +21,7 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/plans"

@@ -13,7 +13,7 @@ import (
 	"github.com/dataworkers/dw/pkg/diagnosis"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/lineage/scenario"
 	"github.com/dataworkers/dw/pkg/sqlparse"
 )

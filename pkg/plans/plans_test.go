@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func TestSaveAndLatest(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/internal/storetest"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
 )
 
