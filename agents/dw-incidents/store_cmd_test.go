@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // A local store with incidents, an approval and signed receipts moves into an empty team store

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/notify"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/timeline"
 )
 

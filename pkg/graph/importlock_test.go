@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // While a large import is still decoding (fill has put some batches and not returned), another

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // location is one store that several handles open, standing for several processes: a SQLite file,

@@ -21,7 +21,6 @@ import (
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/notify"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/plans"
@@ -29,6 +28,7 @@ import (
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/dataworkers/dw/pkg/diagnosis"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/lineage/scenario"
 	"github.com/dataworkers/dw/pkg/sqlparse"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 var storyAsset = graph.WarehouseURN("snowflake", "ANALYTICS", "USAGE", "USAGE_HOURLY")

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // Writers on separate store handles (separate connections, as separate processes have) append

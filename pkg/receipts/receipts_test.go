@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 type body struct {

@@ -15,11 +15,11 @@ import (
 	"github.com/dataworkers/dw/pkg/approvals"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/orchestrators"
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // Events of one record come back oldest first, and in the order written when they share an instant.
