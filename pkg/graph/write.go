@@ -436,21 +436,21 @@ func (w *batchWriter) put(ctx context.Context, b Batch) error {
 		rows = append(rows, []any{w.ids.ids[a.URN], a.Kind, a.Name, a.Description, jsonList(a.Owners), a.Domain,
 			jsonList(a.Tags), a.Criticality, a.Schedule, jsonMap(a.Attrs)})
 	}
-	if err := w.upsert(ctx, w.claims, seenClaim, rows); err != nil {
+	if err := w.upsert(ctx, w.claims, seenClaim, lastWins(rows, 1)); err != nil {
 		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(rows), w.source, err)
 	}
 	rows = rows[:0]
 	for _, f := range b.Fields {
 		rows = append(rows, []any{w.ids.ids[f.Asset], f.Path, f.Type, flag(f.Nullable), f.Description, jsonList(f.Tags), f.Ordinal})
 	}
-	if err := w.upsert(ctx, w.fields, seenField, rows); err != nil {
+	if err := w.upsert(ctx, w.fields, seenField, lastWins(rows, 2)); err != nil {
 		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(rows), w.source, err)
 	}
 	rows = rows[:0]
 	for _, e := range b.Edges {
 		rows = append(rows, []any{w.ids.ids[e.From.Asset], e.From.Path, w.ids.ids[e.To.Asset], e.To.Path, string(e.Kind), e.Transformation})
 	}
-	if err := w.upsert(ctx, w.edges, seenEdge, rows); err != nil {
+	if err := w.upsert(ctx, w.edges, seenEdge, lastWins(rows, 5)); err != nil {
 		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(rows), w.source, err)
 	}
 	if w.complete && len(b.KeepFieldEdgesInto) > 0 {
@@ -843,4 +843,40 @@ func flag(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// lastWins merges the rows that share a key (their first keyCols values) into the first one's
+// place with the last one's values: what SQLite's upsert makes of duplicates in one statement
+// (insert, then update in order), and what PostgreSQL needs done beforehand, since it refuses a
+// statement that updates one row twice. Rows without duplicates are returned as they are.
+func lastWins(rows [][]any, keyCols int) [][]any {
+	if len(rows) < 2 {
+		return rows
+	}
+	at := make(map[string]int, len(rows))
+	var out [][]any
+	var b strings.Builder
+	for i, r := range rows {
+		b.Reset()
+		for _, v := range r[:keyCols] {
+			fmt.Fprint(&b, v)
+			b.WriteByte(0)
+		}
+		k := b.String()
+		if j, dup := at[k]; dup {
+			if out == nil {
+				out = slices.Clone(rows[:i])
+			}
+			out[j] = r
+			continue
+		}
+		at[k] = len(at)
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if out == nil {
+		return rows
+	}
+	return out
 }
