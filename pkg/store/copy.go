@@ -175,8 +175,9 @@ func copyOrder(ctx context.Context, src *Store, tx *sql.Tx) ([]string, error) {
 	return order, nil
 }
 
-func pairsOrNames(ctx context.Context, tx *sql.Tx, q string, pairs bool) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q)
+// pairsOrNames reads a one-column (or, with pairs, two-column) text result as one flat list.
+func pairsOrNames(ctx context.Context, tx *sql.Tx, q string, pairs bool, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func columnsOf(ctx context.Context, dst *Store, tx *sql.Tx, table string) ([]str
 	if dst.dialect == PostgreSQL {
 		q = `SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
 	}
-	cols, err := pairsOrNamesArgs(ctx, tx, q, table)
+	cols, err := pairsOrNames(ctx, tx, q, false, table)
 	if err != nil {
 		return nil, fmt.Errorf("store copy: columns of %s: %w", table, err)
 	}
@@ -214,23 +215,6 @@ func columnsOf(ctx context.Context, dst *Store, tx *sql.Tx, table string) ([]str
 		return nil, fmt.Errorf("store copy: the target has no table %s: is it a Data Workers store at the same version?", table)
 	}
 	return cols, nil
-}
-
-func pairsOrNamesArgs(ctx context.Context, tx *sql.Tx, q string, arg any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // copyTable reads every row of table from src and inserts it into dst, copyBatch rows a statement.
