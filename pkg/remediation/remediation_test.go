@@ -34,9 +34,33 @@ type world struct {
 	cfg     *config.Config
 }
 
+// testConfig is the world's config: the stand-ins' addresses and one billing domain at autonomy.
+func testConfig(airflowURL, airflowToken, dbtURL, autonomy string) *config.Config {
+	return &config.Config{
+		Airflow: &config.Airflow{URL: airflowURL, APIVersion: "v2", Token: airflowToken, Timeout: 5 * time.Second},
+		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbtURL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
+		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*", "schema:*"}, Autonomy: autonomy,
+			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
+	}
+}
+
+// executorFor is one process's approval service and executor on st.
+func executorFor(st *store.Store, cfg *config.Config) (*approvals.Service, *Executor) {
+	svc := approvals.New(st, cfg, time.Now, nil)
+	return svc, New(st, cfg, svc, Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
+	}, time.Now)
+}
+
 func newWorld(t *testing.T, autonomy string) *world {
 	t.Helper()
-	path, opts := storetest.Location(t)
+	return newWorldOn(t, autonomy, storetest.Engine())
+}
+
+func newWorldOn(t *testing.T, autonomy string, d store.Dialect) *world {
+	t.Helper()
+	path, opts := storetest.LocationOn(t, d)
 	st, err := store.Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -46,17 +70,8 @@ func newWorld(t *testing.T, autonomy string) *world {
 	t.Cleanup(af.Close)
 	dbt := orchtest.NewDBTCloud(7, "svc", 55)
 	t.Cleanup(dbt.Close)
-	cfg := &config.Config{
-		Airflow: &config.Airflow{URL: af.URL, APIVersion: "v2", Token: af.Token, Timeout: 5 * time.Second},
-		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbt.URL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
-		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*", "schema:*"}, Autonomy: autonomy,
-			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
-	}
-	svc := approvals.New(st, cfg, time.Now, nil)
-	exec := New(st, cfg, svc, Backends{
-		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
-		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
-	}, time.Now)
+	cfg := testConfig(af.URL, af.Token, dbt.URL, autonomy)
+	svc, exec := executorFor(st, cfg)
 	return &world{exec: exec, svc: svc, st: st, opts: opts, airflow: af, dbt: dbt, cfg: cfg}
 }
 
@@ -395,11 +410,8 @@ func (w *world) process(t *testing.T) *Executor {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := approvals.New(st, w.cfg, time.Now, nil)
-	return New(st, w.cfg, svc, Backends{
-		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(w.cfg.Airflow) },
-		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(w.cfg.DBT) },
-	}, time.Now)
+	_, e := executorFor(st, w.cfg)
+	return e
 }
 
 // race runs fn on n executors (separate store handles) at once and returns their errors.
