@@ -1,7 +1,8 @@
 // Package connections answers "what does this agent talk to, and does it answer?": for each backend,
 // whether it is configured (and under which key), whether it is reachable, how fast, and the error
-// if not; plus the shared store's path and schema version. Probes run concurrently, each bounded by
-// its section's timeout, so a dead backend costs one timeout, not a hang.
+// if not; plus the shared store's engine and version, its location (a PostgreSQL URL without its
+// password) and schema version. Probes run concurrently, each bounded by its section's timeout, so
+// a dead backend costs one timeout, not a hang.
 package connections
 
 import (
