@@ -27,6 +27,7 @@ func humanCommands() map[string]mcpkit.Command {
 		"console":   consoleCommand,
 		"severity":  severityCommand,
 		"status":    statusCommand,
+		"store":     storeCommand,
 		"stop": func(ctx context.Context, env *mcpkit.Env, args []string, io mcpkit.IO) int {
 			return stopCommand(ctx, env, args, io, true)
 		},

@@ -168,16 +168,12 @@ func (s *Service) Request(ctx context.Context, p Proposal, requestedBy string, e
 		r.Copied = []string{}
 	}
 	err = s.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO approval_requests(incident_id, class, target, title, payload, payload_sha256,
+		if err := tx.QueryRowContext(ctx, `INSERT INTO approval_requests(incident_id, class, target, title, payload, payload_sha256,
 			domain, approvers, copied, escalation, requested_by, requested_at, expires_at, status)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id`,
 			nullID(r.IncidentID), r.Class, r.Target, r.Title, string(payload), hash, r.Domain, jsonList(r.Approvers),
-			jsonList(r.Copied), jsonList(r.Escalation), requestedBy, store.Timestamp(now), store.Timestamp(r.ExpiresAt))
-		if err != nil {
+			jsonList(r.Copied), jsonList(r.Escalation), requestedBy, store.Timestamp(now), store.Timestamp(r.ExpiresAt)).Scan(&r.ID); err != nil {
 			return fmt.Errorf("store approval request: %w", err)
-		}
-		if r.ID, err = res.LastInsertId(); err != nil {
-			return err
 		}
 		return addEvent(ctx, tx, r.ID, now, "requested", requestedBy,
 			fmt.Sprintf("%s on %s routed to %s (copied: %s); expires %s", r.Class, r.Target, strings.Join(approvers, ", "),

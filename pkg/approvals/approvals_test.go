@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/notify"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/timeline"
 )
 
@@ -47,11 +46,7 @@ func policy() *config.Config {
 
 func newService(t *testing.T, n notify.Notifier) (*Service, *clock) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	c := &clock{t: time.Date(2026, 11, 29, 15, 20, 0, 0, time.UTC)}
 	cfg := policy()
 	// Escalation names resolve to approvers declared in any domain.

@@ -22,6 +22,7 @@ import (
 	"github.com/dataworkers/dw/pkg/kafka/kafkatest"
 	"github.com/dataworkers/dw/pkg/lineage/flinksql"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -306,12 +307,7 @@ func TestAFailingBackendKeepsItsEarlierAssertions(t *testing.T) {
 }
 
 func TestNothingConfiguredIsAnError(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	s := &catalogsync.Syncer{Config: &config.Config{}, Store: st, Graph: graph.New(st, nil)}
 	rep, err := s.Run(context.Background(), catalogsync.Options{})
 	if err == nil || !strings.Contains(err.Error(), "kafka.bootstrap_servers") || len(rep.Skipped) != len(catalogsync.AllSystems) {

@@ -2,14 +2,13 @@ package catalogsync_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/catalogsync"
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/graph"
 	"github.com/dataworkers/dw/pkg/lake/laketest"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // TestLakeLinksTheTableflowTopicToItsIcebergTable syncs a real Iceberg catalog (SQL on SQLite)
@@ -23,11 +22,7 @@ func TestLakeLinksTheTableflowTopicToItsIcebergTable(t *testing.T) {
 	w.DropColumn("note")
 
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(dir, "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	g := graph.New(st, nil)
 	s := &catalogsync.Syncer{Config: &config.Config{Lake: cfg}, Store: st, Graph: g}
 	if _, err := s.Run(ctx, catalogsync.Options{Systems: []string{catalogsync.SystemLake}}); err != nil {

@@ -33,10 +33,15 @@ type Config struct {
 	Source string `yaml:"-"`
 }
 
-// Store is the shared SQLite database all five agents open.
+// Store is the shared database all five agents open: an embedded SQLite file by default, or one
+// PostgreSQL database for a team (URL).
 type Store struct {
-	// Path of the SQLite file; default $DW_HOME/dw.db.
+	// Path of the SQLite file; default $DW_HOME/dw.db. With URL set, the receipts key is still kept
+	// beside it, on each machine.
 	Path string `yaml:"path"`
+	// URL of a PostgreSQL store (postgres://user:password@host:5432/db?sslmode=verify-full); the
+	// DW_STORE_URL environment variable overrides it. Empty: the SQLite file at Path.
+	URL string `yaml:"url"`
 	// BusyTimeout is how long a writer waits for another process's lock before failing.
 	BusyTimeout time.Duration `yaml:"busy_timeout"`
 }

@@ -248,3 +248,29 @@ func TestUnknownKeyInsideAMapNamesItsPathAndLine(t *testing.T) {
 		t.Fatalf("expanded value refused: %v", err)
 	}
 }
+
+func TestStoreURLComesFromTheEnvironmentAndItsPasswordIsASecret(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "DW_STORE_URL" {
+			return "postgres://dw:team-s3cret-pw@db.internal:5432/dw", true
+		}
+		return "", false
+	}
+	cfg, err := Parse([]byte("store:\n  url: postgres://other@h/db\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.URL != "postgres://dw:team-s3cret-pw@db.internal:5432/dw" {
+		t.Fatalf("store.url = %q, want DW_STORE_URL's", cfg.Store.URL)
+	}
+	if got := cfg.Redactor()("connect failed for team-s3cret-pw"); strings.Contains(got, "team-s3cret-pw") {
+		t.Fatalf("the store password is not scrubbed: %q", got)
+	}
+	bad, err := Parse([]byte("store:\n  url: mysql://u:hidden-pw@h/db\n"), func(string) (string, bool) { return "", false })
+	if err == nil {
+		err = bad.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "store.url") || strings.Contains(err.Error(), "hidden-pw") {
+		t.Fatalf("validation of a bad store.url = %v", err)
+	}
+}

@@ -274,6 +274,9 @@ func applyDefaults(c *Config, env LookupEnv) {
 		c.Store.Path = filepath.Join(Home(env), "dw.db")
 	}
 	c.Store.Path = expandHome(c.Store.Path, env)
+	if u, ok := env("DW_STORE_URL"); ok && u != "" {
+		c.Store.URL = u
+	}
 	if c.Store.BusyTimeout == 0 {
 		c.Store.BusyTimeout = 15 * time.Second
 	}
@@ -380,6 +383,7 @@ func (c *Config) secretValues() []secretValue {
 			}
 		}
 	}
+	add("store.url", dsnSecrets(c.Store.URL)...)
 	if k := c.Kafka; k != nil && k.SASL != nil {
 		add("kafka.sasl.password", k.SASL.Password)
 	}

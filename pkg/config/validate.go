@@ -17,6 +17,12 @@ func (c *Config) Validate() error {
 	if c.Store.Path == "" {
 		add("store.path: empty; set it to a writable file path, e.g. ~/.dataworkers/dw.db")
 	}
+	if u := c.Store.URL; u != "" {
+		if pu, err := url.Parse(u); err != nil || pu.Scheme != "postgres" && pu.Scheme != "postgresql" {
+			// Never quote the value: it may hold a password.
+			add("store.url: want postgres://user:password@host:5432/database (or unset it, and DW_STORE_URL, for the local SQLite file)")
+		}
+	}
 	if c.Store.BusyTimeout < 0 {
 		add("store.busy_timeout: must not be negative")
 	}

@@ -1,7 +1,8 @@
 // Package connections answers "what does this agent talk to, and does it answer?": for each backend,
 // whether it is configured (and under which key), whether it is reachable, how fast, and the error
-// if not; plus the shared store's path and schema version. Probes run concurrently, each bounded by
-// its section's timeout, so a dead backend costs one timeout, not a hang.
+// if not; plus the shared store's engine and version, its location (a PostgreSQL URL without its
+// password) and schema version. Probes run concurrently, each bounded by its section's timeout, so
+// a dead backend costs one timeout, not a hang.
 package connections
 
 import (
@@ -59,7 +60,10 @@ type Status struct {
 
 // StoreStatus is the shared store's state.
 type StoreStatus struct {
+	// Path is the SQLite file, or the PostgreSQL URL without its password.
 	Path          string `json:"path"`
+	Engine        string `json:"engine" jsonschema:"sqlite or postgresql"`
+	EngineVersion string `json:"engine_version,omitempty"`
 	OK            bool   `json:"ok"`
 	SchemaVersion int    `json:"schema_version"`
 	LatestVersion int    `json:"latest_version" jsonschema:"The schema version this binary migrates to"`
@@ -101,11 +105,14 @@ func Check(ctx context.Context, agent string, cfg *config.Config, st *store.Lazy
 }
 
 func checkStore(ctx context.Context, l *store.Lazy) StoreStatus {
-	s := StoreStatus{Path: l.Path(), LatestVersion: store.LatestSchemaVersion()}
+	s := StoreStatus{Path: l.Where(), Engine: l.Engine().String(), LatestVersion: store.LatestSchemaVersion()}
 	st, err := l.Get(ctx)
 	if err != nil {
 		s.Error = err.Error()
 		return s
+	}
+	if v, err := st.ServerVersion(ctx); err == nil {
+		s.EngineVersion = v
 	}
 	v, err := st.SchemaVersion(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dataworkers/dw/pkg/config"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -266,5 +267,31 @@ func TestSnowflakeWarehouseWithoutTheDriverSaysSo(t *testing.T) {
 	s := Check(context.Background(), "dw-test", cfg, lazyStore(t), []Backend{Warehouse}).Backends[0]
 	if !s.Configured || s.Reachable == nil || *s.Reachable || !strings.Contains(s.Error, "built without the Snowflake driver") {
 		t.Fatalf("snowflake without its driver = %+v", s)
+	}
+}
+
+// The store's line names its engine and version on both engines, and a PostgreSQL URL is shown
+// without its password, reachable or not.
+func TestTheStoreReportsItsEngineAndVersionWithoutThePassword(t *testing.T) {
+	cfg := &config.Config{}
+	storetest.Engines(t, func(t *testing.T, d store.Dialect) {
+		path, opts := storetest.LocationOn(t, d)
+		if d == store.PostgreSQL {
+			opts.URL = strings.Replace(opts.URL, "postgres@", "postgres:pw-never-shown-42@", 1) // trust auth ignores it
+		}
+		l := store.NewLazy(path, opts)
+		t.Cleanup(func() { l.Close() })
+		r := Check(context.Background(), "dw-test", cfg, l, nil)
+		if !r.Store.OK || r.Store.Engine != d.String() || r.Store.EngineVersion == "" {
+			t.Fatalf("store = %+v", r.Store)
+		}
+		if strings.Contains(r.Store.Path, "pw-never-shown-42") {
+			t.Fatalf("the password is shown: %s", r.Store.Path)
+		}
+	})
+	down := store.NewLazy(filepath.Join(t.TempDir(), "dw.db"), store.Options{URL: "postgres://dw:pw-never-shown-42@127.0.0.1:1/dw?connect_timeout=2"})
+	r := Check(context.Background(), "dw-test", cfg, down, nil)
+	if r.Store.OK || r.Store.Engine != "postgresql" || strings.Contains(r.Store.Path+r.Store.Error, "pw-never-shown-42") || r.Store.Error == "" {
+		t.Fatalf("unreachable store = %+v", r.Store)
 	}
 }

@@ -60,16 +60,11 @@ func interruptedAction(t *testing.T, st *store.Store, incidentID int64) int64 {
 	t.Helper()
 	var id int64
 	err := st.Write(context.Background(), func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
+		return tx.QueryRow(`INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
 			started_at, finished_at, result, error, undo, steps, authority, rule, record, payload_sha256, plan_id, plan_order)
 			VALUES (1, ?, 'pause_job', ?, '{"dag_id":"sync_metered_usage_to_stripe","is_paused":true}', 'streaming-platform-owner', 'running',
-			?, ?, 'null', '', '{}', '[]', 'approval', '', '[]', '', NULL, NULL)`,
-			incidentID, stripeDAG, store.Timestamp(time.Now().Add(-time.Hour)), store.Timestamp(time.Time{}))
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+			?, ?, 'null', '', '{}', '[]', 'approval', '', '[]', '', NULL, NULL) RETURNING id`,
+			incidentID, stripeDAG, store.Timestamp(time.Now().Add(-time.Hour)), store.Timestamp(time.Time{})).Scan(&id)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/dataworkers/dw/pkg/registry"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // The story's clock and failing table.
@@ -41,11 +42,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	now := func() time.Time { return storyNow }
 	return fixture{st: st, g: graph.New(st, now), inc: incidents.New(st, now), now: now}
 }

@@ -140,12 +140,11 @@ func failingNow(t *testing.T, f fixture, asset graph.URN, mode, metric, subject 
 			if h == 0 {
 				status = "fail"
 			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_label, status, summary)
-VALUES (?, 'm', ?, ?, 'last hour', ?, '')`, string(asset), at, at, status)
-			if err != nil {
+			var run int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_label, status, summary)
+VALUES (?, 'm', ?, ?, 'last hour', ?, '') RETURNING id`, string(asset), at, at, status).Scan(&run); err != nil {
 				return err
 			}
-			run, _ := res.LastInsertId()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status)
 VALUES (?, ?, ?, ?, ?, 1, ?)`, run, string(asset), metric, subject, at, status); err != nil {
 				return err

@@ -3,11 +3,11 @@ package graph
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // While a large import is still decoding (fill has put some batches and not returned), another
@@ -15,13 +15,14 @@ import (
 // once the view is decoded. The import still lands whole.
 func TestAnotherWriterIsNotBlockedWhileAnImportDecodes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dw.db")
-	st, err := store.Open(ctx, path, store.Options{})
+	path, opts := storetest.Location(t)
+	st, err := store.Open(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	other, err := store.Open(ctx, path, store.Options{BusyTimeout: 200 * time.Millisecond})
+	opts.BusyTimeout = 200 * time.Millisecond
+	other, err := store.Open(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

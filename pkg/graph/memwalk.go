@@ -20,7 +20,7 @@ import (
 // transaction, so a concurrent write is either wholly seen or not at all. ok is false when the
 // edge table is over the Graph's limit: the caller walks in SQL.
 func (g *Graph) traverseMemory(ctx context.Context, start []FieldRef, opt TraverseOptions) (lin Lineage, nodeIDs []int64, ok bool, err error) {
-	tx, err := g.st.DB.BeginTx(ctx, nil)
+	tx, err := g.st.ReadTx(ctx)
 	if err != nil {
 		return Lineage{}, nil, false, fmt.Errorf("graph: traverse: %w", err)
 	}
@@ -55,7 +55,7 @@ func (g *Graph) traverseMemory(ctx context.Context, start []FieldRef, opt Traver
 	read := make(chan hops, 1)
 	go func() {
 		var h hops
-		h.groups, h.truncated, h.err = w.hopGroups(ctx, tx)
+		h.groups, h.truncated, h.err = w.hopGroups(ctx, tx, g.st.Dialect())
 		read <- h
 	}()
 	nodeIDs = w.nodesInto(&out)
@@ -283,7 +283,7 @@ func (w *memWalk) nodesInto(out *Lineage) []int64 {
 // hopGroups groups the first MaxHops followed edges by (from, to, kind), reading each edge's
 // evidence (source, transformation, time, stale) through tx in one batched query. truncated says
 // more edges were followed than MaxHops.
-func (w *memWalk) hopGroups(ctx context.Context, tx *sql.Tx) (groups []hopGroup, truncated bool, err error) {
+func (w *memWalk) hopGroups(ctx context.Context, tx *sql.Tx, d store.Dialect) (groups []hopGroup, truncated bool, err error) {
 	hops := w.hops
 	if len(hops) > w.opt.MaxHops {
 		hops, truncated = hops[:w.opt.MaxHops], true
@@ -292,12 +292,12 @@ func (w *memWalk) hopGroups(ctx context.Context, tx *sql.Tx) (groups []hopGroup,
 	for _, h := range hops {
 		ids = append(ids, w.s.rowID[h.edge])
 	}
-	// One row per followed edge, placed by its index in the list (json_each's key), all of them
-	// returned as one JSON array: a row through database/sql costs more than SQLite spends finding
-	// it. Stale comes from the snapshot: its changes move the generation this transaction read.
+	// One row per followed edge, placed by its index in the list (the key of JSONValues), all of
+	// them returned as one JSON array: a row through database/sql costs more than the engine spends
+	// finding it. Stale comes from the snapshot: its changes move the generation this transaction read.
 	var list []byte
-	if err := tx.QueryRowContext(ctx, `SELECT json_group_array(json_array(j.key, e.source, e.transformation, e.observed_at))
-		FROM json_each(?) j JOIN graph_edges e ON e.id = j.value`, jsonIDs(ids)).Scan(&list); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT `+d.JSONArrayAgg("j.key", "e.source", "e.transformation", "e.observed_at")+`
+		FROM `+d.JSONValues("?", "j", "BIGINT")+` JOIN graph_edges e ON e.id = j.value`, jsonIDs(ids)).Scan(&list); err != nil {
 		return nil, false, fmt.Errorf("graph: traverse hops: %w", err)
 	}
 	evidence := make([]Evidence, len(ids))

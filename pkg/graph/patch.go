@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 // patchSnapshot brings s up to gen without reading the whole edge table: edges above s's highest
@@ -17,7 +19,7 @@ import (
 //
 // Every slice s shares with the patched snapshot is only appended to beyond s's length, which no
 // reader of s looks at, and only the cache's newest snapshot is ever patched.
-func patchSnapshot(ctx context.Context, tx *sql.Tx, s *snapshot, gen generationKey, limit int) (*snapshot, error) {
+func patchSnapshot(ctx context.Context, tx *sql.Tx, d store.Dialect, s *snapshot, gen generationKey, limit int) (*snapshot, error) {
 	if s == nil || s.tooBig || s.gen.n < gen.logFrom || gen.before(s.gen) {
 		return nil, nil
 	}
@@ -80,7 +82,7 @@ func patchSnapshot(ctx context.Context, tx *sql.Tx, s *snapshot, gen generationK
 	// Read the new and the changed rows.
 	var recs []edgeRec
 	rows, err := tx.QueryContext(ctx, `SELECT `+edgeColumns+` FROM graph_edges WHERE id > ?1
-		UNION ALL SELECT `+edgeColumns+` FROM graph_edges WHERE id IN (SELECT value FROM json_each(?2)) AND id <= ?1`,
+		UNION ALL SELECT `+edgeColumns+` FROM graph_edges WHERE id IN (SELECT j.value FROM `+d.JSONValues("?2", "j", "BIGINT")+`) AND id <= ?1`,
 		s.gen.maxEdge, jsonIDs(changed))
 	if err != nil {
 		return nil, fmt.Errorf("graph: patch adjacency: %w", err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +46,7 @@ func freshSnapshot(t *testing.T, g *Graph) *snapshot {
 // as the SQL walk does; small changes are patched, not reloaded.
 func TestPatchedSnapshotEqualsAFreshLoad(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dw.db")
+	path := newLocation(t)
 	now := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	reader, writer := New(openStore(t, path), clock), New(openStore(t, path), clock)
@@ -197,7 +196,7 @@ func TestPatchedSnapshotEqualsAFreshLoad(t *testing.T) {
 // log, loads afresh, and still sees every change.
 func TestSnapshotOlderThanTheLogIsLoadedAfresh(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dw.db")
+	path := newLocation(t)
 	reader, writer := New(openStore(t, path), time.Now), New(openStore(t, path), time.Now)
 	link := func(i int) Edge {
 		return fe(fmt.Sprintf("kafka:topic/c%d#v", i), fmt.Sprintf("kafka:topic/c%d#v", i+1), EdgeIdentity)
@@ -239,7 +238,7 @@ func TestSnapshotOlderThanTheLogIsLoadedAfresh(t *testing.T) {
 	}
 	// A write the log does not list (logged false) moves logged_from past every older adjacency.
 	loadedAt := cacheFor(reader.st).cur
-	if err := writer.st.Write(ctx, func(tx *sql.Tx) error { return bumpGeneration(ctx, tx, nil, false) }); err != nil {
+	if err := writer.st.Write(ctx, func(tx *sql.Tx) error { return bumpGeneration(ctx, tx, writer.st.Dialect(), nil, false) }); err != nil {
 		t.Fatal(err)
 	}
 	walk()

@@ -226,7 +226,7 @@ func (g *Graph) Search(ctx context.Context, q SearchQuery) (SearchResult, error)
 		where = append(where, "("+cond+")")
 	}
 	for _, t := range q.Tags {
-		where = append(where, `EXISTS (SELECT 1 FROM graph_asset_claims c, json_each(CASE WHEN json_valid(c.tags) THEN c.tags ELSE '[]' END) t
+		where = append(where, `EXISTS (SELECT 1 FROM graph_asset_claims c, `+g.st.Dialect().JSONTextValues("c.tags", "t")+`
 			WHERE c.asset_id = a.id AND `+effectiveClaim+` AND t.value = ?)`)
 		args = append(args, t)
 	}
@@ -318,14 +318,14 @@ func placeholders(n int) string {
 }
 
 // loadAssets reads and merges the claims (and optionally fields) of the given assets. The ids go
-// in as one JSON array (json_each), so a large set costs one bind, not one per id.
+// in as one JSON array (store.Dialect.JSONValues), so a large set costs one bind, not one per id.
 func (g *Graph) loadAssets(ctx context.Context, ids []int64, withFields bool) (map[int64]*Asset, error) {
 	out := make(map[int64]*Asset, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	list := jsonIDs(ids)
-	rows, err := g.st.DB.QueryContext(ctx, `SELECT id, urn, system, first_seen FROM graph_assets WHERE id IN (SELECT value FROM json_each(?))`, list)
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT id, urn, system, first_seen FROM graph_assets WHERE id IN (SELECT j.value FROM `+g.st.Dialect().JSONValues("?", "j", "BIGINT")+`)`, list)
 	if err != nil {
 		return nil, fmt.Errorf("graph: load assets: %w", err)
 	}
@@ -380,7 +380,7 @@ func (g *Graph) loadClaims(ctx context.Context, list string, out map[int64]*Asse
 func (g *Graph) mergeClaims(ctx context.Context, list string, target func(id int64) *Asset) error {
 	rows, err := g.st.DB.QueryContext(ctx, `SELECT c.asset_id, c.source, c.kind, c.name, c.description, c.owners, c.domain,
 		c.tags, c.criticality, c.schedule, c.attrs, c.observed_at, c.stale
-		FROM json_each(?) j JOIN graph_asset_claims c ON c.asset_id = j.value
+		FROM `+g.st.Dialect().JSONValues("?", "j", "BIGINT")+` JOIN graph_asset_claims c ON c.asset_id = j.value
 		ORDER BY c.asset_id, c.observed_at DESC, c.source`, list)
 	if err != nil {
 		return fmt.Errorf("graph: load claims: %w", err)
@@ -402,6 +402,9 @@ func (g *Graph) mergeClaims(ctx context.Context, list string, target func(id int
 }
 
 func jsonIDs(ids []int64) string {
+	if len(ids) == 0 {
+		return "[]" // not null: an empty list, on both engines
+	}
 	b, _ := json.Marshal(ids)
 	return string(b)
 }
@@ -514,7 +517,7 @@ func union(a, b []string) []string {
 
 func (g *Graph) loadFields(ctx context.Context, idList string, out map[int64]*Asset) error {
 	rows, err := g.st.DB.QueryContext(ctx, `SELECT asset_id, path, source, type, nullable, description, tags, ordinal, stale
-		FROM graph_fields WHERE asset_id IN (SELECT value FROM json_each(?)) ORDER BY asset_id, ordinal, path, observed_at DESC`, idList)
+		FROM graph_fields WHERE asset_id IN (SELECT j.value FROM `+g.st.Dialect().JSONValues("?", "j", "BIGINT")+`) ORDER BY asset_id, ordinal, path, observed_at DESC`, idList)
 	if err != nil {
 		return fmt.Errorf("graph: load fields: %w", err)
 	}

@@ -103,14 +103,15 @@ func (s *snapshot) lookup(v string) (int32, bool) {
 
 // snapshotCache holds one store's current snapshot for this process.
 type snapshotCache struct {
-	mu  sync.Mutex // serialises loads: one process reads the edge table once per generation
-	cur *snapshot  // guarded by mu
+	dialect store.Dialect
+	mu      sync.Mutex // serialises loads: one process reads the edge table once per generation
+	cur     *snapshot  // guarded by mu
 }
 
 // cacheFor finds the cache of a store. Callers build a Graph per request on a long-lived Store, so
 // the adjacency must outlive the Graph: it is kept on the Store handle and dropped with it.
 func cacheFor(st *store.Store) *snapshotCache {
-	return st.Derived("graph.snapshot", func() any { return &snapshotCache{} }).(*snapshotCache)
+	return st.Derived("graph.snapshot", func() any { return &snapshotCache{dialect: st.Dialect()} }).(*snapshotCache)
 }
 
 // generationKey says which state of the edge table a snapshot holds: graph_generation.n (bumped
@@ -147,7 +148,7 @@ func (c *snapshotCache) get(ctx context.Context, tx *sql.Tx, gen generationKey, 
 		return nil, nil
 	}
 	if s == nil || s.gen != gen || (s.tooBig && !s.sparse && s.edges <= limit) {
-		next, err := patchSnapshot(ctx, tx, s, gen, limit)
+		next, err := patchSnapshot(ctx, tx, c.dialect, s, gen, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +184,7 @@ type edgeRec struct {
 // edgeColumns reads an edge row in two integers for the four numbers (asset ids are below 2^31,
 // checked by the callers): each column costs a conversion in the driver, and scanning is most of
 // a load.
-const edgeColumns = `id * 2 + (stale <> 0), from_id * 4294967296 + to_id, from_field, to_field, kind`
+const edgeColumns = `id * 2 + CASE WHEN stale <> 0 THEN 1 ELSE 0 END, from_id * 4294967296 + to_id, from_field, to_field, kind`
 
 // scanEdges reads rows of edgeColumns, interning strings with intern.
 func scanEdges(rows *sql.Rows, maxAsset int64, intern func(sql.RawBytes) int32, each func(edgeRec)) error {

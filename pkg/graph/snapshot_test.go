@@ -4,17 +4,30 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
-func openStore(t *testing.T, path string) *store.Store {
+// location is one store that several handles open, standing for several processes: a SQLite file,
+// or a PostgreSQL database when the suite runs on PostgreSQL.
+type location struct {
+	path string
+	opts store.Options
+}
+
+func newLocation(t *testing.T) location {
 	t.Helper()
-	st, err := store.Open(context.Background(), path, store.Options{})
+	path, opts := storetest.Location(t)
+	return location{path: path, opts: opts}
+}
+
+func openStore(t *testing.T, l location) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), l.path, l.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +40,7 @@ func openStore(t *testing.T, path string) *store.Store {
 func atGeneration(t *testing.T, st *store.Store) (*sql.Tx, generationKey) {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := st.DB.BeginTx(ctx, nil)
+	tx, err := st.ReadTx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +117,7 @@ func TestGenerationCountsEdgeChangesOnly(t *testing.T) {
 // through one is seen by the next traversal through the other, evidence included.
 func TestSnapshotIsInvalidatedByAnotherStoreHandle(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dw.db")
+	path := newLocation(t)
 	now := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
 	reader, writer := New(openStore(t, path), func() time.Time { return now }), New(openStore(t, path), func() time.Time { return now })
 	sqlOnly := New(reader.st, func() time.Time { return now })
@@ -186,7 +199,7 @@ func TestSnapshotLimitFallsBackToSQL(t *testing.T) {
 // the writer extends a chain one edge per transaction, so every answer is a prefix of it.
 func TestTraversalDuringWritesSeesWholeWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dw.db")
+	path := newLocation(t)
 	reader, writer := New(openStore(t, path), time.Now), New(openStore(t, path), time.Now)
 	link := func(i int) Edge {
 		return fe(fmt.Sprintf("kafka:topic/c%d#v", i), fmt.Sprintf("kafka:topic/c%d#v", i+1), EdgeIdentity)

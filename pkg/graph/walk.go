@@ -81,15 +81,15 @@ func (g *Graph) traverseSQL(ctx context.Context, start []FieldRef, opt TraverseO
 		return Lineage{}, nil, fmt.Errorf("graph: traverse: %w", err)
 	}
 	defer conn.Close()
-	w := &walker{conn: conn, opt: opt}
+	w := &walker{conn: conn, dialect: g.st.Dialect(), opt: opt}
 	w.sql()
 	if err := w.reset(ctx); err != nil {
 		return Lineage{}, nil, err
 	}
 	// Leave the pooled connection's temporary table empty for its next user.
-	defer conn.ExecContext(context.WithoutCancel(ctx), `DELETE FROM temp.dw_reach; DELETE FROM temp.dw_hops`)
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DELETE FROM dw_reach; DELETE FROM dw_hops`)
 	for i, s := range start {
-		if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field) VALUES (?, ?, ?, 0, ?, ?)`,
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dw_reach(id, field, disp, depth, via_id, via_field) VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING`,
 			ids[i], lowerASCII(s.Path), s.Path, ids[i], lowerASCII(s.Path)); err != nil {
 			return Lineage{}, nil, fmt.Errorf("graph: traverse: %w", err)
 		}
@@ -129,6 +129,7 @@ func (g *Graph) traverseSQL(ctx context.Context, start []FieldRef, opt TraverseO
 
 type walker struct {
 	conn                                     *sql.Conn
+	dialect                                  store.Dialect
 	opt                                      TraverseOptions
 	stepQ, hopStepQ, hopReachQ, moreQ, hopsQ string
 	near, far, nearF, farF                   string
@@ -162,49 +163,56 @@ func (w *walker) sql() {
 		w.near, w.far, w.nearF, w.farF = "to_id", "from_id", "to_field", "from_field"
 	}
 	// The rules of Traverse, as a join condition between a reached node f and an edge e.
-	rule := fmt.Sprintf(`(e.stale = 0 OR ?) AND (
+	rule := fmt.Sprintf(`(e.stale = 0 OR ? = 1) AND (
 		f.field = ''
 		OR (e.%[1]s <> '' AND lower(e.%[1]s) = f.field)
 		OR (e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes'))
 		OR (e.%[1]s = '' AND NOT EXISTS (SELECT 1 FROM graph_edges x WHERE x.%[2]s = f.id AND x.%[3]s = e.%[3]s
-			AND x.%[1]s <> '' AND (x.stale = 0 OR ?))))`, w.nearF, w.near, w.far)
+			AND x.%[1]s <> '' AND (x.stale = 0 OR ? = 1))))`, w.nearF, w.near, w.far)
 	toField := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.field ELSE lower(e.%[2]s) END`, w.nearF, w.farF)
 	toDisp := fmt.Sprintf(`CASE WHEN f.field = '' THEN '' WHEN e.%[1]s = '' AND e.kind IN ('schema_of', 'materializes') THEN f.disp ELSE e.%[2]s END`, w.nearF, w.farF)
 	order := fmt.Sprintf(`ORDER BY f.rowid, e.%s, e.%s, e.%s, e.kind, e.stale, e.id`, w.far, w.nearF, w.farF)
-	w.stepQ = fmt.Sprintf(`INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
-		SELECT e.%s, %s, %s, ?, f.id, f.field
-		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
+	w.stepQ = fmt.Sprintf(`INSERT INTO dw_reach(id, field, disp, depth, via_id, via_field)
+		SELECT e.%s, %s, %s, CAST(? AS INTEGER), f.id, f.field
+		FROM dw_reach f JOIN graph_edges e ON e.%s = f.id
+		WHERE f.depth = ? AND %s %s ON CONFLICT DO NOTHING`, w.far, toField, toDisp, w.near, rule, order)
+	w.hopStepQ = fmt.Sprintf(`INSERT INTO dw_hops(from_id, from_field, to_id, to_field, to_disp, edge_id, depth)
+		SELECT f.id, f.field, e.%s, %s, %s, e.id, CAST(? AS INTEGER)
+		FROM dw_reach f JOIN graph_edges e ON e.%s = f.id
 		WHERE f.depth = ? AND %s %s`, w.far, toField, toDisp, w.near, rule, order)
-	w.hopStepQ = fmt.Sprintf(`INSERT INTO temp.dw_hops(from_id, from_field, to_id, to_field, to_disp, edge_id, depth)
-		SELECT f.id, f.field, e.%s, %s, %s, e.id, ?
-		FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
-		WHERE f.depth = ? AND %s %s`, w.far, toField, toDisp, w.near, rule, order)
-	w.hopReachQ = `INSERT OR IGNORE INTO temp.dw_reach(id, field, disp, depth, via_id, via_field)
-		SELECT to_id, to_field, to_disp, ?, from_id, from_field FROM temp.dw_hops WHERE depth = ? ORDER BY rowid`
+	w.hopReachQ = `INSERT INTO dw_reach(id, field, disp, depth, via_id, via_field)
+		SELECT to_id, to_field, to_disp, CAST(? AS INTEGER), from_id, from_field FROM dw_hops WHERE depth = ? ORDER BY rowid
+		ON CONFLICT DO NOTHING`
 	// More lies beyond MaxDepth only when an edge the rules would follow reaches a node not yet seen.
-	w.moreQ = fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM temp.dw_reach f JOIN graph_edges e ON e.%s = f.id
+	w.moreQ = fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM dw_reach f JOIN graph_edges e ON e.%s = f.id
 		WHERE f.depth = ? AND %s
-		AND NOT EXISTS (SELECT 1 FROM temp.dw_reach r WHERE r.id = e.%s AND r.field = %s))`, w.near, rule, w.far, toField)
+		AND NOT EXISTS (SELECT 1 FROM dw_reach r WHERE r.id = e.%s AND r.field = %s))`, w.near, rule, w.far, toField)
 	w.hopsQ = `SELECT h.from_id, h.from_field, h.depth, h.to_id, h.to_field, e.kind, e.source, e.transformation, e.observed_at, e.stale
-		FROM temp.dw_hops h JOIN graph_edges e ON e.id = h.edge_id ORDER BY h.rowid LIMIT ?`
+		FROM dw_hops h JOIN graph_edges e ON e.id = h.edge_id ORDER BY h.rowid LIMIT ?`
 }
 
 func (w *walker) reset(ctx context.Context) error {
-	for _, q := range []string{
+	var qs []string
+	// Rows are read back in insertion order (rowid): SQLite numbers every row; on PostgreSQL the
+	// temporary tables carry that number as a column.
+	rowid := ""
+	if w.dialect == store.SQLite {
 		// Per-connection tuning for walks over large graphs: the reached set lives in memory, and
 		// index pages are cached and memory-mapped instead of read through syscalls page by page.
-		`PRAGMA temp_store = MEMORY`,
-		`PRAGMA cache_size = -65536`,
-		`PRAGMA mmap_size = 268435456`,
-		`CREATE TEMP TABLE IF NOT EXISTS dw_reach (id INTEGER NOT NULL, field TEXT NOT NULL, disp TEXT NOT NULL,
-			depth INTEGER NOT NULL, via_id INTEGER NOT NULL, via_field TEXT NOT NULL, PRIMARY KEY (id, field))`,
-		`CREATE INDEX IF NOT EXISTS temp.dw_reach_depth ON dw_reach (depth)`,
-		`CREATE TEMP TABLE IF NOT EXISTS dw_hops (from_id INTEGER NOT NULL, from_field TEXT NOT NULL, to_id INTEGER NOT NULL,
-			to_field TEXT NOT NULL, to_disp TEXT NOT NULL, edge_id INTEGER NOT NULL, depth INTEGER NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS temp.dw_hops_depth ON dw_hops (depth)`,
-		`DELETE FROM temp.dw_reach`,
-		`DELETE FROM temp.dw_hops`,
-	} {
+		qs = append(qs, `PRAGMA temp_store = MEMORY`, `PRAGMA cache_size = -65536`, `PRAGMA mmap_size = 268435456`)
+	} else {
+		rowid = "rowid BIGINT GENERATED ALWAYS AS IDENTITY, "
+	}
+	for _, q := range append(qs,
+		`CREATE TEMP TABLE IF NOT EXISTS dw_reach (`+rowid+`id BIGINT NOT NULL, field TEXT NOT NULL, disp TEXT NOT NULL,
+			depth INTEGER NOT NULL, via_id BIGINT NOT NULL, via_field TEXT NOT NULL, PRIMARY KEY (id, field))`,
+		`CREATE INDEX IF NOT EXISTS dw_reach_depth ON dw_reach (depth)`,
+		`CREATE TEMP TABLE IF NOT EXISTS dw_hops (`+rowid+`from_id BIGINT NOT NULL, from_field TEXT NOT NULL, to_id BIGINT NOT NULL,
+			to_field TEXT NOT NULL, to_disp TEXT NOT NULL, edge_id BIGINT NOT NULL, depth INTEGER NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS dw_hops_depth ON dw_hops (depth)`,
+		`DELETE FROM dw_reach`,
+		`DELETE FROM dw_hops`,
+	) {
 		if _, err := w.conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("graph: traverse: %w", err)
 		}
@@ -219,8 +227,8 @@ type rnode struct {
 
 func (w *walker) nodes(ctx context.Context, out *Lineage) ([]int64, error) {
 	rows, err := w.conn.QueryContext(ctx, `SELECT r.id, a.urn, r.disp, r.depth, va.urn, v.disp
-		FROM temp.dw_reach r JOIN graph_assets a ON a.id = r.id
-		JOIN temp.dw_reach v ON v.id = r.via_id AND v.field = r.via_field
+		FROM dw_reach r JOIN graph_assets a ON a.id = r.id
+		JOIN dw_reach v ON v.id = r.via_id AND v.field = r.via_field
 		JOIN graph_assets va ON va.id = v.id
 		WHERE r.depth > 0 ORDER BY r.depth, a.urn, r.field`)
 	if err != nil {
@@ -297,7 +305,7 @@ func (w *walker) hops(ctx context.Context, out *Lineage) error {
 	}
 	// Name the nodes the hops touch.
 	names := map[[2]any]rnode{}
-	nrows, err := w.conn.QueryContext(ctx, `SELECT r.id, r.field, a.urn, r.disp FROM temp.dw_reach r JOIN graph_assets a ON a.id = r.id`)
+	nrows, err := w.conn.QueryContext(ctx, `SELECT r.id, r.field, a.urn, r.disp FROM dw_reach r JOIN graph_assets a ON a.id = r.id`)
 	if err != nil {
 		return fmt.Errorf("graph: traverse: %w", err)
 	}

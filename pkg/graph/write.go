@@ -67,7 +67,7 @@ func (g *Graph) Upsert(ctx context.Context, b Batch) (ImportResult, error) {
 	}
 	res := ImportResult{Source: b.Source, Assets: len(b.Assets), Fields: len(b.Fields), Edges: len(b.Edges), Warnings: b.Warnings}
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		w, err := newBatchWriter(ctx, tx, b.Source, store.Timestamp(at), false)
+		w, err := newBatchWriter(ctx, tx, g.st.Dialect(), b.Source, store.Timestamp(at), false)
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res Impor
 		observedAt = g.now()
 	}
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		w, err := newBatchWriter(ctx, tx, res.Source, store.Timestamp(observedAt), true)
+		w, err := newBatchWriter(ctx, tx, g.st.Dialect(), res.Source, store.Timestamp(observedAt), true)
 		if err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res Impor
 		// A source's first import inserts every row it writes; a re-import mostly updates rows in
 		// place, which leaves the secondary indexes alone, so only the first defers them.
 		rebuild := func(context.Context) error { return nil }
-		if !w.track {
+		if !w.track && g.st.Dialect() == store.SQLite {
 			if rebuild, err = sqliteDeferIndexes(ctx, tx, map[string]int{
 				"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows); err != nil {
 				return err
@@ -264,7 +264,7 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 			return err
 		}
 		if c.Edges > 0 {
-			return bumpGeneration(ctx, tx, changed, true)
+			return bumpGeneration(ctx, tx, g.st.Dialect(), changed, true)
 		}
 		return nil
 	})
@@ -277,6 +277,7 @@ func (g *Graph) MarkStale(ctx context.Context, source string, seen Seen) (Counts
 // mark the rest stale in SQL.
 type batchWriter struct {
 	tx         *sql.Tx
+	dialect    store.Dialect
 	source, ts string
 	complete   bool
 	// track: a complete import of a source that already has rows records what it upserts, so
@@ -303,8 +304,8 @@ const upsertChunk = 2000
 // seenFlush is how many row ids a complete import buffers before writing them to its temp table.
 const seenFlush = 8192
 
-func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete bool) (*batchWriter, error) {
-	w := &batchWriter{tx: tx, source: source, ts: ts, complete: complete, ids: idCache{tx: tx, ids: map[URN]int64{}, ts: ts}}
+func newBatchWriter(ctx context.Context, tx *sql.Tx, d store.Dialect, source, ts string, complete bool) (*batchWriter, error) {
+	w := &batchWriter{tx: tx, dialect: d, source: source, ts: ts, complete: complete, ids: idCache{tx: tx, ids: map[URN]int64{}, ts: ts}}
 	var err error
 	if w.staleBefore, err = staleEdges(ctx, tx, source); err != nil {
 		return nil, err
@@ -317,10 +318,12 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 		}
 	}
 	if complete {
-		// A complete import writes every row of its source: a page cache of 64 MB (default 2 MB)
-		// keeps the edge indexes' pages in memory for its length; close restores it.
-		if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -65536`); err != nil {
-			return nil, fmt.Errorf("graph: import %s: %w", source, err)
+		if d == store.SQLite {
+			// A complete import writes every row of its source: a page cache of 64 MB (default
+			// 2 MB) keeps the edge indexes' pages in memory for its length; close restores it.
+			if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -65536`); err != nil {
+				return nil, fmt.Errorf("graph: import %s: %w", source, err)
+			}
 		}
 		if w.track, err = hasRows(ctx, tx, source); err != nil {
 			return nil, err
@@ -328,8 +331,8 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 	}
 	if w.track {
 		for _, q := range []string{
-			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID`,
-			`DELETE FROM temp.graph_import_seen`,
+			`CREATE TEMP TABLE IF NOT EXISTS graph_import_seen (kind INTEGER NOT NULL, id BIGINT NOT NULL, PRIMARY KEY (kind, id))`,
+			`DELETE FROM graph_import_seen`,
 		} {
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return nil, fmt.Errorf("graph: import %s: %w", source, err)
@@ -355,28 +358,28 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 	// per-row statements cost more in the driver than SQLite spends on the rows.
 	w.claims = prepare(`INSERT INTO graph_asset_claims
 		(asset_id, source, kind, name, description, owners, domain, tags, criticality, schedule, attrs, observed_at, stale)
-		SELECT value->>0, ?1, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, ?2, 0
-		FROM json_each(?3) WHERE true
+		SELECT CAST(j.value->>0 AS BIGINT), ?1, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7, j.value->>8, j.value->>9, ?2, 0
+		FROM ` + d.JSONRows("?3", "j") + ` WHERE true
 		ON CONFLICT (asset_id, source) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 		description=excluded.description, owners=excluded.owners, domain=excluded.domain, tags=excluded.tags,
 		criticality=excluded.criticality, schedule=excluded.schedule, attrs=excluded.attrs,
 		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.fields = prepare(`INSERT INTO graph_fields
 		(asset_id, path, source, type, nullable, description, tags, ordinal, observed_at, stale)
-		SELECT value->>0, value->>1, ?1, value->>2, value->>3, value->>4, value->>5, value->>6, ?2, 0
-		FROM json_each(?3) WHERE true
+		SELECT CAST(j.value->>0 AS BIGINT), j.value->>1, ?1, j.value->>2, CAST(j.value->>3 AS INTEGER), j.value->>4, j.value->>5, CAST(j.value->>6 AS INTEGER), ?2, 0
+		FROM ` + d.JSONRows("?3", "j") + ` WHERE true
 		ON CONFLICT (asset_id, path, source) DO UPDATE SET type=excluded.type, nullable=excluded.nullable,
 		description=excluded.description, tags=excluded.tags, ordinal=excluded.ordinal,
 		observed_at=excluded.observed_at, stale=0` + returning("rowid"))
 	w.edges = prepare(`INSERT INTO graph_edges
 		(from_id, from_field, to_id, to_field, kind, transformation, source, observed_at, stale)
-		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, ?1, ?2, 0
-		FROM json_each(?3) WHERE true
+		SELECT CAST(j.value->>0 AS BIGINT), j.value->>1, CAST(j.value->>2 AS BIGINT), j.value->>3, j.value->>4, j.value->>5, ?1, ?2, 0
+		FROM ` + d.JSONRows("?3", "j") + ` WHERE true
 		ON CONFLICT (from_id, from_field, to_id, to_field, kind, source) DO UPDATE SET
 		transformation=excluded.transformation, observed_at=excluded.observed_at, stale=0` + returning("id"))
-	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT value->>0, value->>1, ?1 FROM json_each(?2) WHERE true
+	w.ids.create = prepare(`INSERT INTO graph_assets(urn, system, first_seen) SELECT j.value->>0, j.value->>1, ?1 FROM ` + d.JSONRows("?2", "j") + ` WHERE true
 		ON CONFLICT (urn) DO NOTHING`)
-	w.ids.find = prepare(`SELECT a.id, a.urn FROM json_each(?) j JOIN graph_assets a ON a.urn = j.value`)
+	w.ids.find = prepare(`SELECT a.id, a.urn FROM ` + d.JSONValues("?", "j", "TEXT") + ` JOIN graph_assets a ON a.urn = j.value`)
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("graph: prepare upserts: %w", err)
@@ -385,7 +388,7 @@ func newBatchWriter(ctx context.Context, tx *sql.Tx, source, ts string, complete
 }
 
 func (w *batchWriter) close() {
-	if w.complete {
+	if w.complete && w.dialect == store.SQLite {
 		w.tx.Exec(`PRAGMA cache_size = -2000`) //nolint:errcheck // best effort: only memory is at stake
 	}
 	for _, st := range []*sql.Stmt{w.claims, w.fields, w.edges, w.ids.find, w.ids.create} {
@@ -397,11 +400,11 @@ func (w *batchWriter) close() {
 
 // upsert runs one of the prepared batch upserts over n rows, add writing row i, upsertChunk rows
 // a statement, and, in an import that tracks them, records the rows it wrote.
-func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind, n int, add func(i int, r *jsonRows)) error {
+func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows []int, add func(i int, r *jsonRows)) error {
 	var r jsonRows
-	for i := 0; i < n; i++ {
+	for k, i := range rows {
 		add(i, r.row())
-		if r.n == upsertChunk || i == n-1 {
+		if r.n == upsertChunk || k == len(rows)-1 {
 			if err := w.upsertRows(ctx, st, kind, r.take()); err != nil {
 				return err
 			}
@@ -419,17 +422,27 @@ func (w *batchWriter) upsertRows(ctx context.Context, st *sql.Stmt, kind int, li
 	if err != nil {
 		return err
 	}
-	defer res.Close()
+	// The ids are read to the end before any is recorded: recording may write through the same
+	// transaction, and PostgreSQL runs one statement at a time on a connection.
+	var ids []int64
 	for res.Next() {
 		var id int64
 		if err := res.Scan(&id); err != nil {
+			res.Close()
 			return err
 		}
+		ids = append(ids, id)
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
 		if err := w.saw(ctx, kind, id); err != nil {
 			return err
 		}
 	}
-	return res.Err()
+	return nil
 }
 
 func (w *batchWriter) saw(ctx context.Context, kind int, id int64) error {
@@ -445,8 +458,8 @@ func (w *batchWriter) flush(ctx context.Context) error {
 		if len(ids) == 0 {
 			continue
 		}
-		if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.graph_import_seen (kind, id) SELECT ?, value FROM json_each(?)`,
-			kind, jsonIDs(ids)); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO graph_import_seen (kind, id) SELECT CAST(? AS INTEGER), j.value FROM `+w.dialect.JSONValues("?", "j", "BIGINT")+`
+			WHERE true ON CONFLICT DO NOTHING`, kind, jsonIDs(ids)); err != nil {
 			return fmt.Errorf("graph: import %s: %w", w.source, err)
 		}
 		w.seen[kind] = ids[:0]
@@ -470,24 +483,41 @@ func (w *batchWriter) put(ctx context.Context, b Batch) error {
 		return err
 	}
 	ids := w.ids.ids
-	if err := w.upsert(ctx, w.claims, seenClaim, len(b.Assets), func(i int, r *jsonRows) {
+	claims := lastWins(len(b.Assets), func(i int) URN { return b.Assets[i].URN })
+	if err := w.upsert(ctx, w.claims, seenClaim, claims, func(i int, r *jsonRows) {
 		a := &b.Assets[i]
 		r.int(ids[a.URN]).str(a.Kind).str(a.Name).str(a.Description).str(jsonList(a.Owners)).str(a.Domain).
 			str(jsonList(a.Tags)).str(a.Criticality).str(a.Schedule).str(jsonMap(a.Attrs))
 	}); err != nil {
-		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(b.Assets), w.source, err)
+		return fmt.Errorf("graph: upsert %d assets of %s: %w", len(claims), w.source, err)
 	}
-	if err := w.upsert(ctx, w.fields, seenField, len(b.Fields), func(i int, r *jsonRows) {
+	// Duplicates within a batch merge first (see lastWins): PostgreSQL refuses an upsert that
+	// touches one row twice.
+	type fieldKey struct {
+		asset URN
+		path  string
+	}
+	type edgeKey struct {
+		from, to         URN
+		fromPath, toPath string
+		kind             EdgeKind
+	}
+	fields := lastWins(len(b.Fields), func(i int) fieldKey { return fieldKey{b.Fields[i].Asset, b.Fields[i].Path} })
+	if err := w.upsert(ctx, w.fields, seenField, fields, func(i int, r *jsonRows) {
 		f := &b.Fields[i]
-		r.int(ids[f.Asset]).str(f.Path).str(f.Type).bool(f.Nullable).str(f.Description).str(jsonList(f.Tags)).int(int64(f.Ordinal))
+		r.int(ids[f.Asset]).str(f.Path).str(f.Type).int(flag(f.Nullable)).str(f.Description).str(jsonList(f.Tags)).int(int64(f.Ordinal))
 	}); err != nil {
-		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(b.Fields), w.source, err)
+		return fmt.Errorf("graph: upsert %d fields of %s: %w", len(fields), w.source, err)
 	}
-	if err := w.upsert(ctx, w.edges, seenEdge, len(b.Edges), func(i int, r *jsonRows) {
+	edges := lastWins(len(b.Edges), func(i int) edgeKey {
+		e := &b.Edges[i]
+		return edgeKey{e.From.Asset, e.To.Asset, e.From.Path, e.To.Path, e.Kind}
+	})
+	if err := w.upsert(ctx, w.edges, seenEdge, edges, func(i int, r *jsonRows) {
 		e := &b.Edges[i]
 		r.int(ids[e.From.Asset]).str(e.From.Path).int(ids[e.To.Asset]).str(e.To.Path).str(string(e.Kind)).str(e.Transformation)
 	}); err != nil {
-		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(b.Edges), w.source, err)
+		return fmt.Errorf("graph: upsert %d edges of %s: %w", len(edges), w.source, err)
 	}
 	if w.track && len(b.KeepFieldEdgesInto) > 0 {
 		if err := w.ids.resolve(ctx, b.KeepFieldEdgesInto, false); err != nil {
@@ -531,9 +561,9 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 			sql string
 		}{
 			{&res.Stale.Assets, `UPDATE graph_asset_claims SET stale = 1 WHERE source = ? AND stale = 0
-				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 0)`},
+				AND rowid NOT IN (SELECT id FROM graph_import_seen WHERE kind = 0)`},
 			{&res.Stale.Fields, `UPDATE graph_fields SET stale = 1 WHERE source = ? AND stale = 0
-				AND rowid NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 1)`},
+				AND rowid NOT IN (SELECT id FROM graph_import_seen WHERE kind = 1)`},
 		} {
 			r, err := w.tx.ExecContext(ctx, q.sql, w.source)
 			if err != nil {
@@ -546,8 +576,8 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 			*q.n = int(n)
 		}
 		rows, err := w.tx.QueryContext(ctx, `UPDATE graph_edges SET stale = 1 WHERE source = ? AND stale = 0
-			AND id NOT IN (SELECT id FROM temp.graph_import_seen WHERE kind = 2)
-			AND NOT ((from_field <> '' OR to_field <> '') AND to_id IN (SELECT id FROM temp.graph_import_seen WHERE kind = 3))
+			AND id NOT IN (SELECT id FROM graph_import_seen WHERE kind = 2)
+			AND NOT ((from_field <> '' OR to_field <> '') AND to_id IN (SELECT id FROM graph_import_seen WHERE kind = 3))
 			RETURNING id`, w.source)
 		if err != nil {
 			return fmt.Errorf("graph: mark edges stale: %w", err)
@@ -566,12 +596,12 @@ func (w *batchWriter) finish(ctx context.Context, res *ImportResult) error {
 			return fmt.Errorf("graph: mark edges stale: %w", err)
 		}
 		bump = bump || res.Stale.Edges > 0
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM temp.graph_import_seen`); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM graph_import_seen`); err != nil {
 			return fmt.Errorf("graph: import %s: %w", w.source, err)
 		}
 	}
 	if bump {
-		return bumpGeneration(ctx, w.tx, changed, logged)
+		return bumpGeneration(ctx, w.tx, w.dialect, changed, logged)
 	}
 	return nil
 }
@@ -645,17 +675,17 @@ const (
 // adjacency can be patched. logged false says changed is incomplete: adjacencies before this
 // generation are then loaded afresh. Edges added with new ids need no log entry: the highest id
 // says which they are.
-func bumpGeneration(ctx context.Context, tx *sql.Tx, changed []int64, logged bool) error {
+func bumpGeneration(ctx context.Context, tx *sql.Tx, d store.Dialect, changed []int64, logged bool) error {
 	logged = logged && len(changed) <= maxLoggedChanges
 	var n, from int64
 	if err := tx.QueryRowContext(ctx, `UPDATE graph_generation SET n = n + 1, logged_from = CASE
-		WHEN ? THEN n + 1 WHEN n + 1 - ? > logged_from THEN n + 1 - ? ELSE logged_from END
+		WHEN ? = 1 THEN n + 1 WHEN n + 1 - ? > logged_from THEN n + 1 - ? ELSE logged_from END
 		WHERE id = 1 RETURNING n, logged_from`, !logged, changeLogWindow, changeLogWindow).Scan(&n, &from); err != nil {
 		return fmt.Errorf("graph: bump generation: %w", err)
 	}
 	if logged && len(changed) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO graph_edge_changes (gen, edge_id) SELECT ?, value FROM json_each(?)`,
-			n, jsonIDs(changed)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO graph_edge_changes (gen, edge_id) SELECT CAST(? AS BIGINT), j.value FROM `+d.JSONValues("?", "j", "BIGINT")+`
+			WHERE true ON CONFLICT DO NOTHING`, n, jsonIDs(changed)); err != nil {
 			return fmt.Errorf("graph: log edge changes: %w", err)
 		}
 	}
@@ -881,4 +911,32 @@ func jsonMap(m map[string]string) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// flag is a bool as the 0/1 our INTEGER flag columns hold, for values bound inside a JSON batch
+// (where the driver cannot convert them).
+func flag(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lastWins returns the indexes of n rows to write, one per key: each key at its first row's place,
+// carrying its last row's index. That is what SQLite's upsert makes of duplicates in one statement
+// (insert, then update in order), and what PostgreSQL needs done beforehand, since it refuses a
+// statement that updates one row twice.
+func lastWins[K comparable](n int, key func(i int) K) []int {
+	at := make(map[K]int, n)
+	out := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if j, dup := at[k]; dup {
+			out[j] = i
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, i)
+	}
+	return out
 }

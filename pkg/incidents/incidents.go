@@ -86,13 +86,9 @@ func OpenOrJoin(ctx context.Context, tx *sql.Tx, asset, mode, severity, summary,
 		}
 		return Opened{ID: id}, AddEventTx(ctx, tx, id, now, "joined", actor, summary)
 	case errors.Is(err, sql.ErrNoRows):
-		res, err := tx.ExecContext(ctx, `INSERT INTO incidents (asset, failure_mode, status, severity, opened_at, updated_at, summary)
-			VALUES (?, ?, 'open', ?, ?, ?, ?)`, asset, mode, severity, store.Timestamp(now), store.Timestamp(now), summary)
-		if err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incidents (asset, failure_mode, status, severity, opened_at, updated_at, summary)
+			VALUES (?, ?, 'open', ?, ?, ?, ?) RETURNING id`, asset, mode, severity, store.Timestamp(now), store.Timestamp(now), summary).Scan(&id); err != nil {
 			return Opened{}, fmt.Errorf("open incident: %w", err)
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return Opened{}, err
 		}
 		return Opened{ID: id, Opened: true}, AddEventTx(ctx, tx, id, now, "opened", actor, summary)
 	default:

@@ -2,22 +2,17 @@ package incidents
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func newStore(t *testing.T) (*Store, *time.Time) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	now := time.Date(2026, 11, 29, 15, 5, 0, 0, time.UTC)
 	return New(st, func() time.Time { return now }), &now
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/receipts"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 func hourly() CheckOptions { return CheckOptions{TimestampColumn: "hour"} }
@@ -126,7 +127,12 @@ func TestAFailureBetweenResolveAndReceiptLeavesNeither(t *testing.T) {
 	if _, err := w.st.DB.Exec(`UPDATE actions SET verified = NULL, verified_at = NULL`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.DB.Exec(`CREATE TRIGGER refuse_receipt BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`); err != nil {
+	refuse := `CREATE TRIGGER refuse_receipt BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`
+	if w.st.Dialect() == store.PostgreSQL {
+		refuse = `CREATE FUNCTION refuse_receipt() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected: disk full'; END $$;
+			CREATE TRIGGER refuse_receipt BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION refuse_receipt()`
+	}
+	if _, err := w.st.DB.Exec(refuse); err != nil {
 		t.Fatal(err)
 	}
 	_, err = w.life.Verify(ctx, VerifyInput{IncidentID: w.incident, Checks: w.checkOptions()})
@@ -157,7 +163,11 @@ func TestAFailureBetweenResolveAndReceiptLeavesNeither(t *testing.T) {
 		t.Fatalf("action verified = %+v %v, want still NULL", verified, err)
 	}
 
-	if _, err := w.st.DB.Exec(`DROP TRIGGER refuse_receipt`); err != nil {
+	drop := `DROP TRIGGER refuse_receipt`
+	if w.st.Dialect() == store.PostgreSQL {
+		drop += ` ON receipts`
+	}
+	if _, err := w.st.DB.Exec(drop); err != nil {
 		t.Fatal(err)
 	}
 	v := w.verify(t)

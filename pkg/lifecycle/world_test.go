@@ -28,6 +28,7 @@ import (
 	"github.com/dataworkers/dw/pkg/receipts"
 	"github.com/dataworkers/dw/pkg/remediation"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
@@ -51,7 +52,9 @@ func newEstate(t *testing.T) *estate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), cfg.Store.Path, store.Options{})
+	_, opts := storetest.Location(t) // the engine under test: SQLite, or PostgreSQL in CI's second pass
+	cfg.Store.URL = opts.URL
+	st, err := store.Open(context.Background(), cfg.Store.Path, store.Options{URL: cfg.Store.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 		Agent:   agent,
 		Config:  cfg,
 		Logger:  RedactingLogger(logger, secrets.Redact),
-		Store:   store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout}),
+		Store:   store.NewLazy(cfg.Store.Path, store.Options{BusyTimeout: cfg.Store.BusyTimeout, URL: cfg.Store.URL}),
 		Now:     time.Now,
 		Redact:  secrets.Redact,
 		Secrets: secrets,

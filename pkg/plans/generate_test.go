@@ -15,7 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/incidents"
 	"github.com/dataworkers/dw/pkg/lineage/scenario"
 	"github.com/dataworkers/dw/pkg/sqlparse"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 var storyAsset = graph.WarehouseURN("snowflake", "ANALYTICS", "USAGE", "USAGE_HOURLY")
@@ -23,11 +23,7 @@ var storyAsset = graph.WarehouseURN("snowflake", "ANALYTICS", "USAGE", "USAGE_HO
 func storySources(t *testing.T, withGraph bool) Sources {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	now := func() time.Time { return time.Date(2026, 8, 14, 15, 30, 0, 0, time.UTC) }
 	g := graph.New(st, now)
 	if withGraph {

@@ -113,13 +113,8 @@ func Save(ctx context.Context, st *store.Store, p Plan, now time.Time) (Plan, er
 		return Plan{}, fmt.Errorf("encode plan: %w", err)
 	}
 	err = st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO remediation_plans (incident_id, created_at, created_by, plan) VALUES (?, ?, ?, ?)`,
-			p.IncidentID, store.Timestamp(p.CreatedAt), p.CreatedBy, string(raw))
-		if err != nil {
-			return err
-		}
-		p.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO remediation_plans (incident_id, created_at, created_by, plan) VALUES (?, ?, ?, ?) RETURNING id`,
+			p.IncidentID, store.Timestamp(p.CreatedAt), p.CreatedBy, string(raw)).Scan(&p.ID)
 	})
 	if err != nil {
 		return Plan{}, fmt.Errorf("store the plan of incident #%d: %w", p.IncidentID, err)

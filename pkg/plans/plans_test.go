@@ -3,21 +3,16 @@ package plans
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func TestSaveAndLatest(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	now := time.Date(2026, 11, 29, 15, 5, 0, 0, time.UTC)
 	inc, err := incidents.New(st, func() time.Time { return now }).Open(ctx, "warehouse:sqlite/main.usage_hourly", "null_rate", "sev2", "nulls", "test")
 	if err != nil {

@@ -79,15 +79,12 @@ type IncidentRef struct {
 // transaction, so a crash never leaves points without their run or an incident without its evidence.
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
 	return h.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?)`, r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
-			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary)
+		var runID int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
+			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary).Scan(&runID)
 		if err != nil {
 			return fmt.Errorf("record check run: %w", err)
-		}
-		runID, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		r.RunID = runID
 		incidentByMode := map[string]int64{}

@@ -17,6 +17,7 @@ import (
 	"github.com/dataworkers/dw/pkg/internal/pgtest"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
@@ -106,11 +107,7 @@ func openStoreB(b *testing.B) *store.Store {
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	return st
 }
 

@@ -175,7 +175,7 @@ func (c *Chain) headTag(count int64, head string) string {
 
 // Get returns one receipt by sequence number.
 func (c *Chain) Get(ctx context.Context, seq int64) (Receipt, error) {
-	rows, err := c.query(ctx, `WHERE seq = ?`, seq)
+	rows, err := c.query(ctx, c.st.DB, `WHERE seq = ?`, seq)
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -187,7 +187,7 @@ func (c *Chain) Get(ctx context.Context, seq int64) (Receipt, error) {
 
 // Recent returns the newest n receipts, newest first.
 func (c *Chain) Recent(ctx context.Context, n int) ([]Receipt, error) {
-	rs, err := c.query(ctx, `WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM receipts) - ?`, n)
+	rs, err := c.query(ctx, c.st.DB, `WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM receipts) - ?`, n)
 	for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
 		rs[i], rs[j] = rs[j], rs[i]
 	}
@@ -196,11 +196,16 @@ func (c *Chain) Recent(ctx context.Context, n int) ([]Receipt, error) {
 
 // ForIncident returns the receipts of one incident, oldest first.
 func (c *Chain) ForIncident(ctx context.Context, incidentID int64) ([]Receipt, error) {
-	return c.query(ctx, `WHERE incident_id = ?`, incidentID)
+	return c.query(ctx, c.st.DB, `WHERE incident_id = ?`, incidentID)
 }
 
-func (c *Chain) query(ctx context.Context, where string, args ...any) ([]Receipt, error) {
-	rows, err := c.st.DB.QueryContext(ctx, `SELECT seq, incident_id, created_at, body, prev_mac, mac FROM receipts `+where+` ORDER BY seq`, args...)
+// querier is a pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (c *Chain) query(ctx context.Context, q querier, where string, args ...any) ([]Receipt, error) {
+	rows, err := q.QueryContext(ctx, `SELECT seq, incident_id, created_at, body, prev_mac, mac FROM receipts `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read receipts: %w", err)
 	}
@@ -236,14 +241,20 @@ type Verification struct {
 	Problems []Problem `json:"problems"`
 }
 
-// Verify recomputes every MAC from the first receipt to the head.
+// Verify recomputes every MAC from the first receipt to the head. The head and the receipts are
+// read in one snapshot, so a receipt appended meanwhile is either wholly seen or not at all.
 func (c *Chain) Verify(ctx context.Context) (Verification, error) {
+	tx, err := c.st.ReadTx(ctx)
+	if err != nil {
+		return Verification{}, err
+	}
+	defer tx.Rollback()
 	var count int64
 	var head, tag string
-	if err := c.st.DB.QueryRowContext(ctx, `SELECT count, head_mac, head_tag FROM receipt_chain WHERE id = 1`).Scan(&count, &head, &tag); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count, head_mac, head_tag FROM receipt_chain WHERE id = 1`).Scan(&count, &head, &tag); err != nil {
 		return Verification{}, fmt.Errorf("read receipt chain head: %w", err)
 	}
-	rows, err := c.query(ctx, ``)
+	rows, err := c.query(ctx, tx, ``)
 	if err != nil {
 		return Verification{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 type body struct {
@@ -20,12 +21,7 @@ type body struct {
 
 func newChain(t *testing.T) (*Chain, *store.Store) {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	key, err := LoadOrCreateKey(KeyPath(st.Path()))
 	if err != nil {
 		t.Fatal(err)

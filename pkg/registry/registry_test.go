@@ -15,7 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/registry/srtest"
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/compat"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func scenario(t *testing.T, v int) string {
@@ -125,11 +125,7 @@ func TestHistoryIncludesSoftDeletedVersionsAndStoreKeepsFirstSeen(t *testing.T) 
 	if err != nil || len(h) != 2 || !h[0].Deleted || h[1].Deleted {
 		t.Fatalf("history %+v %v", h, err)
 	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	t1 := time.Date(2026, 11, 29, 14, 5, 0, 0, time.UTC)
 	seen, err := registry.RecordVersions(ctx, st, t1, h)
 	if err != nil || !seen[2].FirstSeen.Equal(t1) {

@@ -383,17 +383,16 @@ func insert(ctx context.Context, tx *sql.Tx, a *Action) error {
 		a.Record = []int64{}
 	}
 	record, _ := json.Marshal(a.Record)
-	res, err := tx.ExecContext(ctx, `INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
+	err := tx.QueryRowContext(ctx, `INSERT INTO actions(request_id, incident_id, class, target, payload, approved_by, status,
 		started_at, finished_at, result, error, undo, steps, authority, rule, record, payload_sha256, plan_id, plan_order)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		nullID(a.RequestID), a.IncidentID, a.Class, a.Target, string(payload), a.ApprovedBy, a.Status,
 		store.Timestamp(a.StartedAt), store.Timestamp(a.FinishedAt), string(result), a.Error, string(undo), string(steps),
-		a.Authority, a.Rule, string(record), a.PayloadSHA256, nullID(a.PlanID), nullID(int64(a.PlanOrder)))
+		a.Authority, a.Rule, string(record), a.PayloadSHA256, nullID(a.PlanID), nullID(int64(a.PlanOrder))).Scan(&a.ID)
 	if err != nil {
 		return fmt.Errorf("record action: %w", err)
 	}
-	a.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // ForIncident lists an incident's actions, oldest first.
@@ -457,7 +456,7 @@ func (e *Executor) cleanRecord(ctx context.Context, class, target, payloadSHA256
 		return false, fmt.Sprintf("%s is executed by its owner in this config (action_classes.%s.executor)", class, class), nil, nil
 	}
 	rows, err := e.st.DB.QueryContext(ctx, `SELECT id, status, authority, verified, payload_sha256 FROM actions
-		WHERE class = ? AND target = ? COLLATE NOCASE ORDER BY id`, class, target)
+		WHERE class = ? AND lower(target) = lower(?) ORDER BY id`, class, target)
 	if err != nil {
 		return false, "", nil, fmt.Errorf("read the record of %s on %s: %w", class, target, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/dataworkers/dw/pkg/orchestrators/orchtest"
 	"github.com/dataworkers/dw/pkg/plans"
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func sum(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
@@ -28,14 +28,40 @@ type world struct {
 	exec    *Executor
 	svc     *approvals.Service
 	st      *store.Store
+	opts    store.Options // how process opens the same store again
 	airflow *orchtest.Airflow
 	dbt     *orchtest.DBTCloud
 	cfg     *config.Config
 }
 
+// testConfig is the world's config: the stand-ins' addresses and one billing domain at autonomy.
+func testConfig(airflowURL, airflowToken, dbtURL, autonomy string) *config.Config {
+	return &config.Config{
+		Airflow: &config.Airflow{URL: airflowURL, APIVersion: "v2", Token: airflowToken, Timeout: 5 * time.Second},
+		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbtURL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
+		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*", "schema:*"}, Autonomy: autonomy,
+			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
+	}
+}
+
+// executorFor is one process's approval service and executor on st.
+func executorFor(st *store.Store, cfg *config.Config) (*approvals.Service, *Executor) {
+	svc := approvals.New(st, cfg, time.Now, nil)
+	return svc, New(st, cfg, svc, Backends{
+		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
+		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
+	}, time.Now)
+}
+
 func newWorld(t *testing.T, autonomy string) *world {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), store.Options{})
+	return newWorldOn(t, autonomy, storetest.Engine())
+}
+
+func newWorldOn(t *testing.T, autonomy string, d store.Dialect) *world {
+	t.Helper()
+	path, opts := storetest.LocationOn(t, d)
+	st, err := store.Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,18 +70,9 @@ func newWorld(t *testing.T, autonomy string) *world {
 	t.Cleanup(af.Close)
 	dbt := orchtest.NewDBTCloud(7, "svc", 55)
 	t.Cleanup(dbt.Close)
-	cfg := &config.Config{
-		Airflow: &config.Airflow{URL: af.URL, APIVersion: "v2", Token: af.Token, Timeout: 5 * time.Second},
-		DBT:     &config.DBT{Cloud: &config.DBTCloud{URL: dbt.URL, AccountID: 7, Token: "svc", Timeout: 5 * time.Second}},
-		Domains: []config.Domain{{Name: "billing", Assets: []string{"job:*", "dbt:*", "flink:*", "connect:*", "schema:*"}, Autonomy: autonomy,
-			Approvers: []config.Approver{{Name: "ann", TokenSHA256: sum("tok")}}}},
-	}
-	svc := approvals.New(st, cfg, time.Now, nil)
-	exec := New(st, cfg, svc, Backends{
-		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(cfg.Airflow) },
-		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(cfg.DBT) },
-	}, time.Now)
-	return &world{exec: exec, svc: svc, st: st, airflow: af, dbt: dbt, cfg: cfg}
+	cfg := testConfig(af.URL, af.Token, dbt.URL, autonomy)
+	svc, exec := executorFor(st, cfg)
+	return &world{exec: exec, svc: svc, st: st, opts: opts, airflow: af, dbt: dbt, cfg: cfg}
 }
 
 func (w *world) approved(t *testing.T, p approvals.Proposal) approvals.Request {
@@ -388,16 +405,13 @@ func TestL3NeverGoesAroundARequestTheStopOrAnEditedPayload(t *testing.T) {
 // process is a second remediate process on the same store file: its own connections and executor.
 func (w *world) process(t *testing.T) *Executor {
 	t.Helper()
-	st, err := store.Open(context.Background(), w.st.Path(), store.Options{})
+	st, err := store.Open(context.Background(), w.st.Path(), w.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := approvals.New(st, w.cfg, time.Now, nil)
-	return New(st, w.cfg, svc, Backends{
-		Airflow:  func() (*orchestrators.Airflow, error) { return orchestrators.NewAirflow(w.cfg.Airflow) },
-		DBTCloud: func() (*orchestrators.DBTCloud, error) { return orchestrators.NewDBTCloud(w.cfg.DBT) },
-	}, time.Now)
+	_, e := executorFor(st, w.cfg)
+	return e
 }
 
 // race runs fn on n executors (separate store handles) at once and returns their errors.
@@ -570,14 +584,10 @@ func (w *world) forge(t *testing.T, class, target string, payload map[string]any
 		t.Fatal(err)
 	}
 	now := store.Timestamp(time.Now())
-	res, err := w.st.DB.Exec(`INSERT INTO approval_requests(class, target, title, payload, payload_sha256, domain, approvers, copied, escalation,
+	var id int64
+	if err := w.st.DB.QueryRow(`INSERT INTO approval_requests(class, target, title, payload, payload_sha256, domain, approvers, copied, escalation,
 		requested_by, requested_at, expires_at, status, decided_by, decided_at) VALUES (?, ?, 'forged', ?, ?, 'billing', '["ann"]', '[]', '[]',
-		'dw-incidents', ?, ?, 'approved', 'ann', ?)`, class, target, string(raw), hash, now, store.Timestamp(time.Now().Add(time.Hour)), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
+		'dw-incidents', ?, ?, 'approved', 'ann', ?) RETURNING id`, class, target, string(raw), hash, now, store.Timestamp(time.Now().Add(time.Hour)), now).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -16,7 +16,7 @@ func TestActionsRebuildKeepsTheIDCounterAndFillsPayloadHashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	migs, err := loadMigrations(migrationFiles)
+	migs, err := loadMigrations(migrationFiles, migrationDir(SQLite))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,29 @@ type Lazy struct {
 	st *Store
 }
 
-// NewLazy prepares, without opening, the store at path.
+// NewLazy prepares, without opening, the store at path (or at opts.URL).
 func NewLazy(path string, opts Options) *Lazy {
 	return &Lazy{path: path, opts: opts}
 }
 
-// Path is where the store lives.
+// Path is the configured store.path (see Store.Path).
 func (l *Lazy) Path() string { return l.path }
+
+// Engine is the engine the store will run on, known before it is opened.
+func (l *Lazy) Engine() Dialect {
+	if l.opts.URL != "" {
+		return PostgreSQL
+	}
+	return SQLite
+}
+
+// Where names the store for messages: the SQLite file, or the URL without its password.
+func (l *Lazy) Where() string {
+	if l.opts.URL != "" {
+		return RedactURL(l.opts.URL)
+	}
+	return l.path
+}
 
 // Get opens the store if needed and returns it.
 func (l *Lazy) Get(ctx context.Context) (*Store, error) {

@@ -13,11 +13,25 @@ import (
 	"time"
 )
 
-// Migrations are numbered SQL files, NNNN_name.sql, applied in order, each once. A package that
-// owns tables adds its own file; the number is the only coordination needed.
+// Migrations are numbered SQL files, NNNN_name.sql, applied in order, each once: SQLite's in
+// migrations/, PostgreSQL's in migrations/postgres/. A package that owns tables adds its file to
+// both, under the same number, creating the same tables, columns, indexes and constraints; the
+// number is the only coordination needed (TestMigrationsMatchAcrossEngines checks the pairs).
 //
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
+
+// migrationDir is where the dialect's migrations live inside migrationFiles.
+func migrationDir(d Dialect) string {
+	if d == PostgreSQL {
+		return "migrations/postgres"
+	}
+	return "migrations"
+}
+
+// migrateLockKey is the PostgreSQL advisory lock held while migrations run ("dw-migr"), so five
+// agents starting together on several machines migrate exactly once.
+const migrateLockKey int64 = 0x64772d6d69677200
 
 type migration struct {
 	version int
@@ -25,8 +39,8 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	entries, err := fs.ReadDir(fsys, "migrations")
+func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +59,7 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 			return nil, fmt.Errorf("migrations %s and %s share version %d", prev, e.Name(), v)
 		}
 		seen[v] = e.Name()
-		body, err := fs.ReadFile(fsys, path.Join("migrations", e.Name()))
+		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -55,10 +69,12 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	return out, nil
 }
 
-// migrate applies what is missing inside one IMMEDIATE transaction, so when five processes start at
-// once the first does the work and the others wait, then find nothing left to do.
+// migrate applies what is missing inside one write transaction (IMMEDIATE on SQLite; on PostgreSQL
+// holding the migration advisory lock as well as the write lock, and DDL is transactional there),
+// so when five processes start at once the first does the work and the others wait, then find
+// nothing left to do.
 func (s *Store) migrate(ctx context.Context) error {
-	migs, err := loadMigrations(migrationFiles)
+	migs, err := loadMigrations(migrationFiles, migrationDir(s.dialect))
 	if err != nil {
 		return err
 	}
@@ -73,6 +89,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return s.Write(ctx, func(tx *sql.Tx) error {
+		if s.dialect == PostgreSQL {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, migrateLockKey); err != nil {
+				return fmt.Errorf("take the migration lock: %w", err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			name       TEXT NOT NULL,
@@ -125,7 +146,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := s.DB.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
+		if isUndefinedTable(err) {
 			return 0, nil
 		}
 		return 0, err
@@ -133,9 +154,9 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// LatestSchemaVersion is the version this binary migrates to.
+// LatestSchemaVersion is the version this binary migrates to (the same on both engines).
 func LatestSchemaVersion() int {
-	migs, err := loadMigrations(migrationFiles)
+	migs, err := loadMigrations(migrationFiles, migrationDir(SQLite))
 	if err != nil || len(migs) == 0 {
 		return 0
 	}

@@ -13,11 +13,29 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/dataworkers/dw/pkg/internal/pgtest"
 )
 
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "dw.db"), Options{})
+	return openOn(t, SQLite)
+}
+
+// location is a fresh store on engine d (package store cannot use storetest, which imports it).
+func location(t *testing.T, d Dialect) (string, Options) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "dw.db")
+	if d == PostgreSQL {
+		return path, Options{URL: pgtest.Shared(t).NewDatabase(t)}
+	}
+	return path, Options{}
+}
+
+func openOn(t *testing.T, d Dialect) *Store {
+	t.Helper()
+	path, opts := location(t, d)
+	st, err := Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,10 +43,19 @@ func openTemp(t *testing.T) *Store {
 	return st
 }
 
-func TestOpenAppliesEveryMigrationOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "dw.db")
+// engines runs fn on SQLite and on a real PostgreSQL (skipped without one outside CI).
+func engines(t *testing.T, fn func(t *testing.T, d Dialect)) {
+	for _, d := range []Dialect{SQLite, PostgreSQL} {
+		t.Run(d.String(), func(t *testing.T) { fn(t, d) })
+	}
+}
+
+func TestOpenAppliesEveryMigrationOnce(t *testing.T) { engines(t, testOpenAppliesEveryMigrationOnce) }
+
+func testOpenAppliesEveryMigrationOnce(t *testing.T, d Dialect) {
+	path, opts := location(t, d)
 	for i := 0; i < 2; i++ {
-		st, err := Open(context.Background(), path, Options{})
+		st, err := Open(context.Background(), path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +67,7 @@ func TestOpenAppliesEveryMigrationOnce(t *testing.T) {
 		if err := st.DB.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		migs, _ := loadMigrations(migrationFiles)
+		migs, _ := loadMigrations(migrationFiles, migrationDir(d))
 		if n != len(migs) {
 			t.Fatalf("%d migrations recorded, want %d", n, len(migs))
 		}
@@ -60,8 +87,10 @@ func TestStoreUsesWALAndForeignKeys(t *testing.T) {
 	}
 }
 
-func TestWriteRollsBackOnError(t *testing.T) {
-	st := openTemp(t)
+func TestWriteRollsBackOnError(t *testing.T) { engines(t, testWriteRollsBackOnError) }
+
+func testWriteRollsBackOnError(t *testing.T, d Dialect) {
+	st := openOn(t, d)
 	ctx := context.Background()
 	boom := fmt.Errorf("boom")
 	err := st.Write(ctx, func(tx *sql.Tx) error {
@@ -108,8 +137,14 @@ func TestUnwritableDirectoryIsAClearError(t *testing.T) {
 	}
 }
 
-func TestNewerSchemaThanBinaryIsRefused(t *testing.T) {
-	st := openTemp(t)
+func TestNewerSchemaThanBinaryIsRefused(t *testing.T) { engines(t, testNewerSchemaThanBinaryIsRefused) }
+
+func testNewerSchemaThanBinaryIsRefused(t *testing.T, d Dialect) {
+	path, opts := location(t, d)
+	st, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	if err := st.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO schema_migrations(version, name, applied_at) VALUES (9999, 'future', 'now')`)
@@ -117,9 +152,8 @@ func TestNewerSchemaThanBinaryIsRefused(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	path := st.Path()
 	st.Close()
-	_, err := Open(ctx, path, Options{})
+	_, err = Open(ctx, path, opts)
 	if err == nil || !strings.Contains(err.Error(), "newer than this binary") {
 		t.Fatalf("err = %v", err)
 	}
@@ -127,11 +161,11 @@ func TestNewerSchemaThanBinaryIsRefused(t *testing.T) {
 
 func TestMigrationNamesAreChecked(t *testing.T) {
 	bad := fstest.MapFS{"migrations/1.sql": {Data: []byte("SELECT 1")}}
-	if _, err := loadMigrations(bad); err == nil {
+	if _, err := loadMigrations(bad, "migrations"); err == nil {
 		t.Error("want error for a badly named migration")
 	}
 	dup := fstest.MapFS{"migrations/0001_a.sql": {}, "migrations/0001_b.sql": {}}
-	if _, err := loadMigrations(dup); err == nil || !strings.Contains(err.Error(), "share version") {
+	if _, err := loadMigrations(dup, "migrations"); err == nil || !strings.Contains(err.Error(), "share version") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -146,17 +180,19 @@ const (
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(writerEnv); path != "" {
-		os.Exit(writerProcess(path))
+		os.Exit(writerProcess(path, os.Getenv("DW_STORE_TEST_URL")))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
-func writerProcess(path string) int {
+func writerProcess(path, url string) int {
 	agent := os.Getenv("DW_STORE_TEST_AGENT")
 	start, _ := strconv.ParseInt(os.Getenv("DW_STORE_TEST_START"), 10, 64)
 	time.Sleep(time.Until(time.Unix(0, start)))
 	ctx := context.Background()
-	st, err := Open(ctx, path, Options{BusyTimeout: 30 * time.Second})
+	st, err := Open(ctx, path, Options{BusyTimeout: 30 * time.Second, URL: url})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 3
@@ -175,7 +211,11 @@ func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	path := filepath.Join(t.TempDir(), "dw.db")
+	engines(t, testFiveProcessesWriteConcurrently)
+}
+
+func testFiveProcessesWriteConcurrently(t *testing.T, d Dialect) {
+	path, opts := location(t, d)
 	start := time.Now().Add(300 * time.Millisecond).UnixNano()
 	var wg sync.WaitGroup
 	errs := make([]string, writers)
@@ -184,12 +224,12 @@ func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), writerEnv+"="+path, fmt.Sprintf("DW_STORE_TEST_AGENT=agent-%d", w),
+			cmd.Env = append(os.Environ(), writerEnv+"="+path, "DW_STORE_TEST_URL="+opts.URL, fmt.Sprintf("DW_STORE_TEST_AGENT=agent-%d", w),
 				fmt.Sprintf("DW_STORE_TEST_START=%d", start))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				errs[w] = fmt.Sprintf("writer %d: %v: %s", w, err, out)
-			} else if strings.Contains(string(out), "locked") {
+			} else if strings.Contains(string(out), "lock") {
 				errs[w] = fmt.Sprintf("writer %d saw a lock error: %s", w, out)
 			}
 		}()
@@ -200,11 +240,19 @@ func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
 			t.Error(e)
 		}
 	}
-	st, err := Open(context.Background(), path, Options{})
+	st, err := Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// The five opened a fresh store at once: each migration ran exactly once.
+	var recorded, distinct int
+	if err := st.DB.QueryRow(`SELECT count(*), count(DISTINCT version) FROM schema_migrations`).Scan(&recorded, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if recorded != distinct || distinct != LatestSchemaVersion() {
+		t.Errorf("schema_migrations has %d rows for %d versions, want %d once each", recorded, distinct, LatestSchemaVersion())
+	}
 	total, err := st.CountToolCalls(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -220,8 +268,16 @@ func TestFiveProcessesWriteConcurrentlyWithoutLockErrors(t *testing.T) {
 }
 
 func TestAMigrationAddedBelowTheHighestAppliedStillRuns(t *testing.T) {
-	st := openTemp(t)
+	engines(t, testAMigrationAddedBelowTheHighestAppliedStillRuns)
+}
+
+func testAMigrationAddedBelowTheHighestAppliedStillRuns(t *testing.T, d Dialect) {
+	path, opts := location(t, d)
 	ctx := context.Background()
+	st, err := Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Pretend the store predates migration 1: forget it and drop its table.
 	if err := st.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`DELETE FROM schema_migrations WHERE version = 1`); err != nil {
@@ -232,9 +288,8 @@ func TestAMigrationAddedBelowTheHighestAppliedStillRuns(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	path := st.Path()
 	st.Close()
-	st2, err := Open(ctx, path, Options{})
+	st2, err := Open(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

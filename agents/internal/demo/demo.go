@@ -31,6 +31,9 @@ type Options struct {
 	Root, Bin string
 	// Home is DW_HOME; the run writes under Home/demo and never touches Home's own store.
 	Home string
+	// StoreURL, when set (DW_STORE_URL), puts the agents' store on that PostgreSQL database, in a
+	// schema of its own (dw_demo) that each run empties; the receipts key stays under Home/demo.
+	StoreURL string
 	// Out receives the timeline as it happens (nil: nothing is printed).
 	Out io.Writer
 	// Now is the clock the story's data is anchored to (default time.Now). The agents keep their
@@ -43,7 +46,10 @@ type Options struct {
 
 // Result is what the run established; every field was checked before Run returned it.
 type Result struct {
-	Dir        string   `json:"dir"`
+	Dir string `json:"dir"`
+	// StoreURL is the PostgreSQL store the agents used ("" for the SQLite file under Dir); never
+	// printed, since it may hold a password.
+	StoreURL   string   `json:"-"`
 	Config     string   `json:"config"`
 	Timeline   Timeline `json:"timeline"`
 	IncidentID int64    `json:"incident_id"`

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/lake"
+	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -75,6 +77,19 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and drives the five agents")
 	}
+	theAfternoon(t, "")
+}
+
+// The same afternoon with the agents' store on PostgreSQL (DW_STORE_URL), the same facts asserted.
+func TestTheAfternoonOnAPostgresStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and drives the five agents")
+	}
+	_, opts := storetest.LocationOn(t, store.PostgreSQL)
+	theAfternoon(t, opts.URL)
+}
+
+func theAfternoon(t *testing.T, storeURL string) {
 	root := repo(t)
 	buildAgents(t, root)
 	t.Setenv("DW_READ_ONLY", "true")
@@ -85,7 +100,7 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var live bytes.Buffer
-	res, err := Run(ctx, Options{Root: root, Bin: filepath.Join(root, "bin"), Home: t.TempDir(), Out: &live})
+	res, err := Run(ctx, Options{Root: root, Bin: filepath.Join(root, "bin"), Home: t.TempDir(), Out: &live, StoreURL: storeURL})
 	t.Logf("timeline:\n%s\n%s", Header(), live.String())
 	if err != nil {
 		dir := ""
@@ -102,11 +117,15 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 	assertNothingLeft(t, res)
 
 	// Detection: one incident, opened by the first failing check and joined by the second.
-	st, err := sql.Open("sqlite3", filepath.Join(res.Dir, "dw.db"))
+	if (res.StoreURL != "") != (storeURL != "") {
+		t.Fatalf("asked for a PostgreSQL store: %v; the agents used one: %v", storeURL != "", res.StoreURL != "")
+	}
+	dw, err := store.Open(ctx, filepath.Join(res.Dir, "dw.db"), store.Options{URL: res.StoreURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer dw.Close()
+	st := dw.DB
 	var incidents int
 	if err := st.QueryRow(`SELECT COUNT(*) FROM incidents`).Scan(&incidents); err != nil {
 		t.Fatal(err)
@@ -223,7 +242,11 @@ func TestTheAfternoonEndToEnd(t *testing.T) {
 	if _, err := st.Exec(`UPDATE receipts SET body = replace(body, 'maya.okafor', 'mallory') WHERE seq = ?`, res.ReceiptSeq); err != nil {
 		t.Fatal(err)
 	}
-	a := newAgents(filepath.Join(root, "bin"), []string{"DW_CONFIG=" + res.Config, "DW_HOME=" + res.Dir}, filepath.Join(res.Dir, "logs"))
+	agentEnv := []string{"DW_CONFIG=" + res.Config, "DW_HOME=" + res.Dir}
+	if res.StoreURL != "" {
+		agentEnv = append(agentEnv, "DW_STORE_URL="+res.StoreURL)
+	}
+	a := newAgents(filepath.Join(root, "bin"), agentEnv, filepath.Join(res.Dir, "logs"))
 	out, code, _ := a.run(ctx, "dw-incidents", nil, "call", "verify_receipts")
 	var v struct {
 		OK       bool `json:"ok"`

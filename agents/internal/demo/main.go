@@ -51,7 +51,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprintln(stdout, Header())
 	}
-	res, err := Run(ctx, Options{Root: root, Bin: filepath.Join(root, "bin"), Home: home, Out: live})
+	res, err := Run(ctx, Options{Root: root, Bin: filepath.Join(root, "bin"), Home: home, Out: live, StoreURL: os.Getenv("DW_STORE_URL")})
 	if res != nil {
 		writeTimeline(res)
 		if *quiet {

@@ -70,7 +70,16 @@ func (s *story) setup(ctx context.Context) error {
 	if err := writeConfig(s.res.Config, s.peers, s.art, store, whPath, lakeCfg, sum); err != nil {
 		return err
 	}
-	s.agents = newAgents(s.opts.Bin, []string{"DW_CONFIG=" + s.res.Config, "DW_HOME=" + s.dir, "DW_LOG_LEVEL=info"}, filepath.Join(s.dir, "logs"))
+	agentEnv := []string{"DW_CONFIG=" + s.res.Config, "DW_HOME=" + s.dir, "DW_LOG_LEVEL=info"}
+	if s.opts.StoreURL != "" {
+		u, err := freshPGStore(ctx, s.opts.StoreURL)
+		if err != nil {
+			return err
+		}
+		agentEnv = append(agentEnv, "DW_STORE_URL="+u)
+		s.res.StoreURL = u
+	}
+	s.agents = newAgents(s.opts.Bin, agentEnv, filepath.Join(s.dir, "logs"))
 	s.agents.onProgress = s.opts.onProgress
 	if s.v11Reader, err = avro.ParseWithCache(s.art.Schemas[11], "", &avro.SchemaCache{}); err != nil {
 		return fmt.Errorf("v11 reader schema: %w", err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func load(t testing.TB, path string) *Manifest {
@@ -151,11 +151,7 @@ func TestManifestOwnersTestsAndExposures(t *testing.T) {
 // vanished is marked stale.
 func TestManifestWithoutCompiledCodeKeepsKnownColumnLineage(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	g := graph.New(st, time.Now)
 	path := filepath.Join("..", "testdata", "scenario", "manifest.json")
 	b, _, err := Import(load(t, path), "")

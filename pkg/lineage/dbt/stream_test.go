@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // A manifest large enough for several batches imports through Stream and graph.ImportBatches
@@ -23,11 +22,7 @@ func TestStreamedImportEqualsOneBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func() *graph.Graph {
-		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := storetest.Open(t)
 		return graph.New(st, func() time.Time { return time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC) })
 	}
 	streamed, whole := open(), open()

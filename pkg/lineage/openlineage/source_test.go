@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func runEvent(ns, job, at, in, out string) string {
@@ -37,11 +37,7 @@ func TestJobSourcesAreAbsoluteAcrossFiles(t *testing.T) {
 	second := write("day2.ndjson",
 		runEvent("airflow-prod", "load", "2026-11-02T00:00:00Z", "crm.public.accounts", "dw.public.accounts_v2"))
 
-	st, err := store.Open(ctx, filepath.Join(dir, "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	g := graph.New(st, func() time.Time { return time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC) })
 	load := func(path string) map[string]graph.ImportResult {
 		evs, err := ReadPath(path)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // ScenarioDir and ExampleCatalog are the fixture paths relative to this package.
@@ -20,11 +20,7 @@ var (
 func load(t *testing.T, now time.Time) *graph.Graph {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	g := graph.New(st, func() time.Time { return now })
 	if err := Load(ctx, g, scenarioDir, exampleCatalog); err != nil {
 		t.Fatal(err)

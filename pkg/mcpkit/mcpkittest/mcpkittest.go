@@ -31,7 +31,7 @@ func Env(t testing.TB, agent string) *mcpkit.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lazy := store.NewLazy(cfg.Store.Path, store.Options{})
+	lazy := store.NewLazy(cfg.Store.Path, store.Options{URL: cfg.Store.URL})
 	t.Cleanup(func() { lazy.Close() })
 	secrets := mcpkit.NewRedactor(cfg)
 	e := &mcpkit.Env{Agent: agent, Config: cfg, Logger: discardLogger(), Store: lazy, Now: timeNow, Redact: secrets.Redact, Secrets: secrets}

@@ -15,7 +15,7 @@ import (
 	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/compat"
 	"github.com/dataworkers/dw/pkg/schema/impact"
-	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // 14:05 UTC on the day v12 is registered.
@@ -44,11 +44,7 @@ var exampleCatalog = filepath.Join("..", "..", "..", "configs", "catalog.example
 func seeded(t testing.TB, pinned int) *graph.Graph {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "dw.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t)
 	g := graph.New(st, func() time.Time { return now })
 	if pinned == 0 {
 		return g
