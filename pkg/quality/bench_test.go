@@ -37,18 +37,20 @@ func BenchmarkQualityCheck(b *testing.B) {
 	n := benchRows(b)
 	first := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	until := first.Add(time.Duration(n/1000+1) * time.Hour)
-	windows := []struct {
-		name  string
-		since time.Time
-	}{{"whole", first}, {"today", until.Truncate(24 * time.Hour)}}
+	today := until.Truncate(24 * time.Hour)
 	for _, eng := range []string{"sqlite", "postgres"} {
 		b.Run(eng, func(b *testing.B) {
-			wh, raw := benchTable(b, eng, n, "CREATE INDEX usage_hourly_hour ON usage_hourly (hour)")
-			for _, win := range windows {
-				b.Run(win.name, func(b *testing.B) {
-					benchQualityWindow(b, eng, wh, raw, win.since, until)
-				})
+			wh, raw, exec := benchTable(b, eng, n)
+			// First without an index on the timestamp (only the whole table: without an index
+			// every formulation of "today" scans it all), then with one.
+			b.Run("whole_noindex", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, first, until, false) })
+			analyze := "ANALYZE"
+			if eng == "postgres" {
+				analyze = "VACUUM ANALYZE usage_hourly"
 			}
+			exec("CREATE INDEX usage_hourly_hour ON usage_hourly (hour)", analyze)
+			b.Run("whole", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, first, until, true) })
+			b.Run("today", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, today, until, true) })
 		})
 	}
 }
@@ -60,46 +62,61 @@ type formulation struct {
 	stmts []string
 }
 
-// handWritten lists the formulations tried per engine. where is the window predicate; agg the
-// ungrouped aggregate of every number but the hourly counts.
-func handWritten(eng string, since, until time.Time) []formulation {
-	const cols = "count(*), count(account_id), count(hour), count(egress_bytes), max(hour)"
+// handWritten lists the formulations tried per engine, with and without an index on the
+// timestamp. Each computes every number the check does: rows, rows per hour, the nullable
+// columns' counts and the newest hour (from the pass without an index; with one, from one seek,
+// as the product does).
+func handWritten(eng string, since, until time.Time, indexed bool) []formulation {
+	const counts = "count(*), count(account_id), count(hour), count(egress_bytes)"
+	where, bucket := "hour >= ? AND hour < ?", "substr(hour, 1, 13)"
 	if eng == "postgres" {
-		where := "hour >= $1::timestamp AND hour < $2::timestamp"
-		agg := "SELECT " + cols + " FROM usage_hourly WHERE " + where
-		fs := []formulation{
-			{"grouped_date_trunc", []string{"SELECT date_trunc('hour', hour), " + cols + " FROM usage_hourly WHERE " + where + " GROUP BY 1"}},
-			{"agg_plus_grouped_index_only", []string{agg, "SELECT date_trunc('hour', hour), count(*) FROM usage_hourly WHERE " + where + " GROUP BY 1"}},
-			{"agg_plus_range_counts_series", []string{agg, "SELECT h, (SELECT count(*) FROM usage_hourly WHERE hour >= h AND hour < h + interval '1 hour') FROM generate_series(date_trunc('hour', $1::timestamp), $2::timestamp - interval '1 microsecond', interval '1 hour') h"}},
+		where, bucket = "hour >= $1::timestamp AND hour < $2::timestamp", "date_trunc('hour', hour)"
+	}
+	grouped := "SELECT " + bucket + ", " + counts + " FROM usage_hourly WHERE " + where + " GROUP BY 1"
+	hourly := "SELECT " + bucket + ", count(*) FROM usage_hourly WHERE " + where + " GROUP BY 1"
+	if !indexed {
+		withMax := "SELECT " + bucket + ", " + counts + ", max(hour) FROM usage_hourly WHERE " + where + " GROUP BY 1"
+		agg := "SELECT " + counts + ", max(hour) FROM usage_hourly WHERE " + where
+		name := map[bool]string{false: "substr", true: "date_trunc"}[eng == "postgres"]
+		return []formulation{
+			{"grouped_" + name, []string{withMax}},
+			{"agg_plus_grouped_" + name, []string{agg, hourly}},
+		}
+	}
+	newest := "SELECT max(hour) FROM usage_hourly WHERE " + where
+	agg := "SELECT " + counts + " FROM usage_hourly WHERE " + where
+	var fs []formulation
+	if eng == "postgres" {
+		fs = []formulation{
+			{"grouped_date_trunc", []string{grouped, newest}},
+			// The hourly counts read only the index (an index-only scan: the table is vacuumed,
+			// so the visibility map is set).
+			{"agg_plus_grouped_index_only", []string{agg, hourly, newest}},
+			{"agg_plus_range_counts_series", []string{agg, "SELECT h, (SELECT count(*) FROM usage_hourly WHERE hour >= h AND hour < h + interval '1 hour') FROM generate_series(date_trunc('hour', $1::timestamp), $2::timestamp - interval '1 microsecond', interval '1 hour') h", newest}},
 			{"agg_plus_range_counts_skip", []string{agg, `WITH RECURSIVE h(s) AS (
   SELECT date_trunc('hour', min(hour)) FROM usage_hourly WHERE ` + where + `
   UNION ALL
   SELECT (SELECT date_trunc('hour', min(hour)) FROM usage_hourly WHERE hour >= h.s + interval '1 hour' AND hour < $2::timestamp) FROM h WHERE h.s IS NOT NULL)
-SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < s + interval '1 hour') FROM h WHERE s IS NOT NULL`}},
+SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < s + interval '1 hour') FROM h WHERE s IS NOT NULL`, newest}},
 		}
-		if until.Sub(since) <= 48*time.Hour {
-			fs = append(fs, formulation{"one_pass_conditional", []string{conditionalPass(eng, since, until, cols, where)}})
-		}
-		return fs
-	}
-	where := "hour >= ? AND hour < ?"
-	agg := "SELECT " + cols + " FROM usage_hourly WHERE " + where
-	fs := []formulation{
-		{"grouped_substr", []string{"SELECT substr(hour, 1, 13), " + cols + " FROM usage_hourly WHERE " + where + " GROUP BY 1"}},
-		{"agg_plus_grouped_substr", []string{agg, "SELECT substr(hour, 1, 13), count(*) FROM usage_hourly WHERE " + where + " GROUP BY 1"}},
-		{"agg_plus_range_counts_list", []string{agg, `WITH RECURSIVE h(s) AS (
+	} else {
+		fs = []formulation{
+			{"grouped_substr", []string{grouped, newest}},
+			{"agg_plus_grouped_substr", []string{agg, hourly, newest}},
+			{"agg_plus_range_counts_list", []string{agg, `WITH RECURSIVE h(s) AS (
   SELECT strftime('%Y-%m-%d %H:00:00', ?1)
   UNION ALL
   SELECT strftime('%Y-%m-%d %H:00:00', s, '+1 hour') FROM h WHERE strftime('%Y-%m-%d %H:00:00', s, '+1 hour') < ?2)
-SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < strftime('%Y-%m-%d %H:00:00', s, '+1 hour')) FROM h`}},
-		{"agg_plus_range_counts_skip", []string{agg, `WITH RECURSIVE h(s) AS (
-  SELECT (SELECT substr(min(hour), 1, 13) FROM usage_hourly WHERE hour >= ?1 AND hour < ?2)
+SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < strftime('%Y-%m-%d %H:00:00', s, '+1 hour')) FROM h`, newest}},
+			{"agg_plus_range_counts_skip", []string{agg, `WITH RECURSIVE h(s) AS (
+  SELECT (SELECT substr(min(hour), 1, 13) || ':00:00' FROM usage_hourly WHERE hour >= ?1 AND hour < ?2)
   UNION ALL
-  SELECT (SELECT substr(min(hour), 1, 13) FROM usage_hourly WHERE hour >= strftime('%Y-%m-%d %H:00:00', s || ':00:00', '+1 hour') AND hour < ?2) FROM h WHERE s IS NOT NULL)
-SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s || ':00:00' AND hour < strftime('%Y-%m-%d %H:00:00', s || ':00:00', '+1 hour')) FROM h WHERE s IS NOT NULL`}},
+  SELECT (SELECT substr(min(hour), 1, 13) || ':00:00' FROM usage_hourly WHERE hour >= strftime('%Y-%m-%d %H:00:00', s, '+1 hour') AND hour < ?2) FROM h WHERE s IS NOT NULL)
+SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < strftime('%Y-%m-%d %H:00:00', s, '+1 hour')) FROM h WHERE s IS NOT NULL`, newest}},
+		}
 	}
 	if until.Sub(since) <= 48*time.Hour {
-		fs = append(fs, formulation{"one_pass_conditional", []string{conditionalPass(eng, since, until, cols, where)}})
+		fs = append(fs, formulation{"one_pass_conditional", []string{conditionalPass(eng, since, until, counts, where), newest}})
 	}
 	return fs
 }
@@ -118,7 +135,7 @@ func conditionalPass(eng string, since, until time.Time, cols, where string) str
 	return "SELECT " + cols + ", " + strings.Join(terms, ", ") + " FROM usage_hourly WHERE " + where
 }
 
-func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB, since, until time.Time) {
+func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB, since, until time.Time, indexed bool) {
 	lo, hi := any(warehouse.BindTime(warehouse.TimeTextSpace, since)), any(warehouse.BindTime(warehouse.TimeTextSpace, until))
 	bare := "SELECT count(*) FROM usage_hourly WHERE hour >= ? AND hour < ?"
 	if eng == "postgres" {
@@ -141,7 +158,7 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 		run  func()
 	}
 	variants := []variant{{"run_quality_check", rqc}, {"bare_count", func() { runSQL(b, raw, []string{bare}, lo, hi) }}}
-	for _, f := range handWritten(eng, since, until) {
+	for _, f := range handWritten(eng, since, until, indexed) {
 		variants = append(variants, variant{f.name, func() { runSQL(b, raw, f.stmts, lo, hi) }})
 	}
 	// Variants run interleaved, in a rotating order, so load from other processes on a shared
@@ -206,66 +223,62 @@ func runSQL(b *testing.B, db *sql.DB, queries []string, lo, hi any) {
 	}
 }
 
-// benchTable builds usage_hourly with n rows on eng, then runs extra (DDL such as an index)
-// before the statistics are gathered.
-func benchTable(b *testing.B, eng string, n int, extra ...string) (*warehouse.DB, *sql.DB) {
+// benchTable builds usage_hourly with n rows on eng, analyzed. exec runs more statements on a
+// read-write connection (the warehouse and raw connections read only on SQLite).
+func benchTable(b *testing.B, eng string, n int) (wh *warehouse.DB, raw *sql.DB, exec func(stmts ...string)) {
 	b.Helper()
 	start := time.Now()
-	var wh *warehouse.DB
-	var raw *sql.DB
+	var driver, dsn, roDSN string
+	var load []string
 	switch eng {
 	case "sqlite":
 		path := filepath.Join(b.TempDir(), "bench.db")
-		rw, err := sql.Open("sqlite3", path+"?_journal_mode=OFF&_synchronous=OFF")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, s := range append([]string{
+		driver, dsn, roDSN = "sqlite3", path+"?_journal_mode=OFF&_synchronous=OFF", "file:"+path+"?mode=ro"
+		load = []string{
 			`CREATE TABLE usage_hourly (usage_id TEXT NOT NULL UNIQUE, account_id INT, hour TIMESTAMP, egress_bytes BIGINT)`,
 			fmt.Sprintf(`INSERT INTO usage_hourly WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < %d)
 SELECT 'u-' || i, i %% 5000, strftime('%%Y-%%m-%%d %%H:%%M:%%S', '2025-12-01', '+' || (i / 1000) || ' hours'),
   CASE WHEN (i * 2654435761) %% 1000 < 180 THEN NULL ELSE i * 7 END FROM seq`, n-1),
-		}, append(extra, `ANALYZE`)...) {
-			if _, err := rw.Exec(s); err != nil {
-				b.Fatal(err)
-			}
-		}
-		rw.Close()
-		var err2 error
-		wh, err2 = warehouse.Connect(&config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: time.Hour})
-		if err2 != nil {
-			b.Fatal(err2)
-		}
-		raw, err = sql.Open("sqlite3", "file:"+path+"?mode=ro")
-		if err != nil {
-			b.Fatal(err)
+			`ANALYZE`,
 		}
 	case "postgres":
-		dsn := pgtest.Shared(b).NewDatabase(b)
-		rw, err := sql.Open("pgx", dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, s := range append([]string{
+		driver = "pgx"
+		dsn = pgtest.Shared(b).NewDatabase(b)
+		roDSN = dsn
+		load = []string{
 			`CREATE TABLE usage_hourly (usage_id TEXT NOT NULL UNIQUE, account_id INT, hour TIMESTAMP, egress_bytes BIGINT)`,
 			fmt.Sprintf(`INSERT INTO usage_hourly SELECT 'u-' || i, i %% 5000, timestamp '2025-12-01' + (i / 1000) * interval '1 hour',
   CASE WHEN (i::bigint * 2654435761) %% 1000 < 180 THEN NULL ELSE i::bigint * 7 END FROM generate_series(0, %d) i`, n-1),
-		}, append(extra, `VACUUM ANALYZE usage_hourly`)...) {
+			`VACUUM ANALYZE usage_hourly`,
+		}
+	}
+	exec = func(stmts ...string) {
+		b.Helper()
+		rw, err := sql.Open(driver, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rw.Close()
+		for _, s := range stmts {
 			if _, err := rw.Exec(s); err != nil {
-				b.Fatal(err)
+				b.Fatalf("%s: %v", s, err)
 			}
 		}
-		rw.Close()
-		wh, err = warehouse.Connect(&config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: time.Hour})
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err = sql.Open("pgx", dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
+	}
+	exec(load...)
+	whDSN := dsn
+	if eng == "sqlite" {
+		whDSN = strings.TrimSuffix(dsn, "?_journal_mode=OFF&_synchronous=OFF")
+	}
+	wh, err := warehouse.Connect(&config.Warehouse{Engine: eng, DSN: whDSN, StatementTimeout: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err = sql.Open(driver, roDSN)
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.Cleanup(func() { wh.Close(); raw.Close() })
 	b.Logf("%s: loaded %d rows in %s", eng, n, time.Since(start).Round(time.Millisecond))
-	return wh, raw
+	return wh, raw, exec
 }
