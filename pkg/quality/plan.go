@@ -71,6 +71,10 @@ type plan struct {
 	hours    hourPlan
 	hoursWhy string
 	hourly   *query
+	// scanWindow says the window holds most of the table (scanWindowShare), so its range is
+	// written on +ts: SQLite then scans the table instead of looking every row up through the
+	// index on the timestamp, which for rows not stored in time order costs several times a scan.
+	scanWindow bool
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
 	// (no index on the column and the window ends now), so fresh runs only when the window is empty.
 	fresh            *query
@@ -83,7 +87,11 @@ func (p *plan) has(c Check) bool { return slices.Contains(p.checks, c) }
 
 // window renders the half-open window predicate with bound values.
 func (p *plan) window(a *warehouse.Args) string {
-	return p.ts + " >= " + p.bound(a, p.since, false) + " AND " + p.ts + " < " + p.bound(a, p.until, true)
+	col := p.ts
+	if p.scanWindow {
+		col = "+" + p.ts // unary plus: the same value, but no index is used for the comparison
+	}
+	return col + " >= " + p.bound(a, p.since, false) + " AND " + col + " < " + p.bound(a, p.until, true)
 }
 
 // bound binds one window bound (a local calendar date for a date column; roundUp for an
@@ -184,6 +192,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			p.tf = st.format
 		}
 		p.hours, p.hoursWhy = chooseHours(d, ti, col.Name, st)
+		p.scanWindow = d.Engine == warehouse.SQLite && ti.Indexed(col.Name) && windowShare(st, p.since, p.until) >= scanWindowShare
 	}
 	names := req.Columns
 	if len(names) == 0 {
