@@ -144,7 +144,7 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 	st := openStoreB(b)
 	w := quality.Window{Since: since, Until: until, Label: "in the window", TimeZone: "UTC"}
 	c := quality.NewChecker(wh, quality.NewHistory(st), func() time.Time { return until })
-	queries := 0
+	queries, passSQL := 0, ""
 	rqc := func() {
 		rep, err := c.Run(context.Background(), quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w,
 			KeyColumns: []string{"usage_id"}, Checks: []quality.Check{quality.Volume, quality.Freshness, quality.NullRate, quality.Uniqueness}})
@@ -152,6 +152,11 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 			b.Fatal(err)
 		}
 		queries = rep.Queries
+		for _, r := range rep.Results {
+			if r.Check == string(quality.NullRate) {
+				passSQL = r.SQL // the pass, with the window's two bounds
+			}
+		}
 	}
 	type variant struct {
 		name string
@@ -161,20 +166,12 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 	for _, f := range handWritten(eng, since, until, indexed) {
 		variants = append(variants, variant{f.name, func() { runSQL(b, raw, f.stmts, lo, hi) }})
 	}
-	// Variants run interleaved, in a rotating order, so load from other processes on a shared
-	// machine falls on all of them alike; each is reported as seconds per run and as a ratio.
-	total := make([]time.Duration, len(variants))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for k := range variants {
-			j := (i + k) % len(variants)
-			t0 := time.Now()
-			variants[j].run()
-			total[j] += time.Since(t0)
-		}
+	runs := make([]func(), len(variants))
+	for j, v := range variants {
+		runs[j] = v.run
 	}
-	b.StopTimer()
-	sec := func(j int) float64 { return total[j].Seconds() / float64(b.N) }
+	secs := interleave(b, runs)
+	sec := func(j int) float64 { return secs[j] }
 	best, bestName := math.Inf(1), ""
 	for j, v := range variants {
 		b.ReportMetric(sec(j), v.name+"_s")
@@ -186,6 +183,52 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 	b.ReportMetric(sec(0)/sec(1), "rqc/bare")
 	b.ReportMetric(float64(queries), "rqc_queries")
 	b.Logf("best hand-written: %s", bestName)
+	// The engine's plan of the product's pass shows which rows it reads (for today: the index's
+	// range, not the table).
+	explain := "EXPLAIN QUERY PLAN "
+	if eng == "postgres" {
+		explain = "EXPLAIN "
+	}
+	rows, err := raw.Query(explain+passSQL, lo, hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			b.Fatal(err)
+		}
+		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+	}
+	b.Logf("plan of the pass: %s", strings.Join(plan, " | "))
+}
+
+// interleave runs every variant b.N times, interleaved in a rotating order, so load from other
+// processes on a shared machine falls on all of them alike, and returns each one's seconds per run.
+func interleave(b *testing.B, variants []func()) []float64 {
+	total := make([]time.Duration, len(variants))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range variants {
+			j := (i + k) % len(variants)
+			t0 := time.Now()
+			variants[j]()
+			total[j] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	secs := make([]float64, len(variants))
+	for j, t := range total {
+		secs[j] = t.Seconds() / float64(b.N)
+	}
+	return secs
 }
 
 // benchRows is the table size: DW_BENCH_ROWS, default 100,000.

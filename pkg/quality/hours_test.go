@@ -4,14 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
-	"github.com/dataworkers/dw/pkg/internal/pgtest"
 	"github.com/dataworkers/dw/pkg/quality"
 	"github.com/dataworkers/dw/pkg/warehouse"
 )
@@ -86,6 +84,30 @@ func fillHours(t *testing.T, db *sql.DB, table string, layout func(int, time.Tim
 	}
 }
 
+// hoursWarehouse creates a warehouse database on engine, fills it through load and connects to it;
+// the writable connection stays open for the test.
+func hoursWarehouse(t *testing.T, engine string, load func(rw *sql.DB)) *warehouse.DB {
+	t.Helper()
+	dsn, rw := openWritable(t, engine)
+	t.Cleanup(func() { rw.Close() })
+	load(rw)
+	wh, err := warehouse.Connect(&config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	return wh
+}
+
+func execAll(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+	}
+}
+
 // comparable strips what differs by design between formulations (the SQL shown, timings).
 func comparable(rep *quality.Report) []quality.Result {
 	var out []quality.Result
@@ -126,25 +148,12 @@ func TestHourlyCountsAgreeAcrossFormulations(t *testing.T) {
 	var want []quality.Result
 	for _, name := range []string{"text_space", "text_t", "epoch"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "wh.db")
-			rw, err := sql.Open("sqlite3", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rw.Close()
-			for _, s := range []string{`CREATE TABLE plain (at TIMESTAMP, v INTEGER)`, `CREATE TABLE indexed (at TIMESTAMP, v INTEGER)`, `CREATE INDEX indexed_at ON indexed (at)`} {
-				if _, err := rw.Exec(s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			q := func(int) string { return "?" }
-			fillHours(t, rw, "plain", hourLayouts[name], q)
-			fillHours(t, rw, "indexed", hourLayouts[name], q)
-			wh, err := warehouse.Connect(&config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer wh.Close()
+			wh := hoursWarehouse(t, "sqlite", func(rw *sql.DB) {
+				execAll(t, rw, `CREATE TABLE plain (at TIMESTAMP, v INTEGER)`, `CREATE TABLE indexed (at TIMESTAMP, v INTEGER)`, `CREATE INDEX indexed_at ON indexed (at)`)
+				q := func(int) string { return "?" }
+				fillHours(t, rw, "plain", hourLayouts[name], q)
+				fillHours(t, rw, "indexed", hourLayouts[name], q)
+			})
 			wideRanges := runHours(t, wh, "indexed", true)
 			if sql := result(t, wideRanges, "rows_per_hour", "").SQL; !strings.Contains(sql, `WHERE +"at" >= ?`) || !strings.Contains(sql, "WITH RECURSIVE") {
 				t.Fatalf("over every row the pass should scan and the hours range over the index: %s", sql)
@@ -179,23 +188,10 @@ func TestHourlyCountsAgreeAcrossFormulations(t *testing.T) {
 	}
 	for _, typ := range []string{"timestamp", "timestamptz"} {
 		t.Run("postgres_"+typ, func(t *testing.T) {
-			dsn := pgtest.Shared(t).NewDatabase(t)
-			rw, err := sql.Open("pgx", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rw.Close()
-			for _, s := range []string{`CREATE TABLE indexed (at ` + typ + `, v INTEGER)`, `CREATE INDEX indexed_at ON indexed (at)`} {
-				if _, err := rw.Exec(s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			fillHours(t, rw, "indexed", func(_ int, at time.Time) any { return at }, func(i int) string { return fmt.Sprintf("$%d", i) })
-			wh, err := warehouse.Connect(&config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer wh.Close()
+			wh := hoursWarehouse(t, "postgres", func(rw *sql.DB) {
+				execAll(t, rw, `CREATE TABLE indexed (at `+typ+`, v INTEGER)`, `CREATE INDEX indexed_at ON indexed (at)`)
+				fillHours(t, rw, "indexed", func(_ int, at time.Time) any { return at }, func(i int) string { return fmt.Sprintf("$%d", i) })
+			})
 			if got := comparable(runHours(t, wh, "indexed", false)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("PostgreSQL %s disagrees with SQLite:\n%+v\n%+v", typ, got, want)
 			}
@@ -206,26 +202,13 @@ func TestHourlyCountsAgreeAcrossFormulations(t *testing.T) {
 // TestSparseTableKeepsTheGroupedPass: with ANALYZE's row count saying the table holds about one row
 // an hour, seeking every hour costs more than sorting, so the pass stays grouped.
 func TestSparseTableKeepsTheGroupedPass(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "wh.db")
-	rw, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rw.Close()
-	for _, s := range []string{
-		`CREATE TABLE sparse (at TIMESTAMP, v INTEGER)`, `CREATE INDEX sparse_at ON sparse (at)`,
-		`INSERT INTO sparse WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 499)
-SELECT strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (i * 3600 / 2) || ' seconds'), i FROM seq`,
-	} {
-		if _, err := rw.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wh, err := warehouse.Connect(&config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wh.Close()
+	var rw *sql.DB
+	wh := hoursWarehouse(t, "sqlite", func(db *sql.DB) {
+		rw = db
+		execAll(t, db, `CREATE TABLE sparse (at TIMESTAMP, v INTEGER)`, `CREATE INDEX sparse_at ON sparse (at)`,
+			`INSERT INTO sparse WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 499)
+SELECT strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (i * 3600 / 2) || ' seconds'), i FROM seq`)
+	})
 	req := hoursRequest("sparse")
 	req.Window.Since, req.Window.Until = time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 12, 0, 0, 0, 0, time.UTC)
 	run := func() quality.Result {
@@ -236,9 +219,7 @@ SELECT strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (i * 3600 / 2) || ' se
 		return result(t, rep, "rows_per_hour", "")
 	}
 	before := run() // never analyzed: no row estimate, so the index is trusted
-	if _, err := rw.Exec(`ANALYZE`); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, rw, `ANALYZE`)
 	after := run()
 	if !strings.Contains(before.SQL, "WITH RECURSIVE") || strings.Contains(after.SQL, "WITH RECURSIVE") || !strings.Contains(after.SQL, "GROUP BY 1") {
 		t.Fatalf("before ANALYZE: %s\nafter: %s", before.SQL, after.SQL)

@@ -65,22 +65,7 @@ func TestTodayTouchesOnlyTodaysRows(t *testing.T) {
 	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC).Add(199999 * 72 * time.Second) // the newest row
 	ddl := []string{`CREATE TABLE events (id TEXT NOT NULL, account INTEGER, at TIMESTAMP NOT NULL, bytes BIGINT)`, `CREATE INDEX events_at ON events (at)`}
 	t.Run("sqlite", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "wh.db")
-		rw, err := sql.Open("sqlite3", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rw.Close()
-		for _, s := range append(ddl, todaySQLite, "ANALYZE") {
-			if _, err := rw.Exec(s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wh, err := warehouse.Connect(&config.Warehouse{Engine: "sqlite", DSN: path, StatementTimeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer wh.Close()
+		wh := loadedWarehouse(t, "sqlite", filepath.Join(t.TempDir(), "wh.db"), append(ddl, todaySQLite, "ANALYZE"))
 		for _, q := range todayPlan(t, wh, now) {
 			rows, err := wh.QueryAll(context.Background(), "EXPLAIN QUERY PLAN "+q.sql, q.args, 1000)
 			if err != nil {
@@ -131,22 +116,7 @@ func TestTodayTouchesOnlyTodaysRows(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := pgtest.Shared(t).NewDatabase(t)
-		rw, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rw.Close()
-		for _, s := range append(ddl, todayPostgres, "VACUUM ANALYZE events") {
-			if _, err := rw.Exec(s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wh, err := warehouse.Connect(&config.Warehouse{Engine: "postgres", DSN: dsn, StatementTimeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer wh.Close()
+		wh := loadedWarehouse(t, "postgres", pgtest.Shared(t).NewDatabase(t), append(ddl, todayPostgres, "VACUUM ANALYZE events"))
 		for _, q := range todayPlan(t, wh, now) {
 			rows, err := wh.QueryAll(context.Background(), "EXPLAIN "+q.sql, q.args, 1000)
 			if err != nil {
@@ -162,6 +132,27 @@ func TestTodayTouchesOnlyTodaysRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// loadedWarehouse runs stmts on a fresh database of engine at dsn and connects to it.
+func loadedWarehouse(t *testing.T, engine, dsn string, stmts []string) *warehouse.DB {
+	t.Helper()
+	rw, err := sql.Open(map[string]string{"sqlite": "sqlite3", "postgres": "pgx"}[engine], dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	for _, s := range stmts {
+		if _, err := rw.Exec(s); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+	}
+	wh, err := warehouse.Connect(&config.Warehouse{Engine: engine, DSN: dsn, StatementTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	return wh
 }
 
 // todayPlan plans todayRequest on wh and returns its statements.
