@@ -256,6 +256,12 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		}
 		step("volume, null counts, column metrics and newest timestamp")
 	}
+	if p.hourly != nil {
+		if err := c.runHourly(ctx, p, &prof); err != nil {
+			return fmt.Errorf("profile %s: %w", rep.Table, err)
+		}
+		step("rows per hour from the index on " + p.tsName)
+	}
 	if p.has(Volume) {
 		r, err := c.volumeResult(ctx, p, &prof, rep, now)
 		if err != nil {
@@ -427,11 +433,6 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 			prof.reconSum += anyFloat(r[p.recon.sumAt])
 		}
 	}
-	if p.hourly != nil {
-		if err := c.runHourly(ctx, p, prof); err != nil {
-			return err
-		}
-	}
 	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })
 	return nil
 }
@@ -452,6 +453,7 @@ func (c *Checker) runHourly(ctx context.Context, p *plan, prof *profile) error {
 		}
 		prof.hours = append(prof.hours, HourCount{Hour: t, Rows: warehouse.Int(r[1])})
 	}
+	slices.SortFunc(prof.hours, func(a, b HourCount) int { return a.Hour.Compare(b.Hour) })
 	return nil
 }
 
