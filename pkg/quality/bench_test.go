@@ -21,7 +21,7 @@ import (
 // BenchmarkQualityCheck measures run_quality_check (through quality.Checker: catalog resolution,
 // the planned queries, baselines and the history write) beside every hand-written formulation of
 // the same metrics tried on each engine and beside the engine's bare scan of the window
-// (count(*)), on the table of docs/reference/quality-metrics.md (measured plans):
+// (count(*)), on the table of docs/reference/testing.md (performance anchors), as docs/benchmarks.md reports it:
 //
 //	usage_hourly(usage_id TEXT NOT NULL UNIQUE, account_id INT, hour TIMESTAMP, egress_bytes BIGINT)
 //	usage_id='u-'||i, account_id=i%5000, hour=2025-12-01+(i/1000)h, egress NULL when (i*2654435761)%1000<180
