@@ -25,7 +25,7 @@ import (
 //
 //	usage_hourly(usage_id TEXT NOT NULL UNIQUE, account_id INT, hour TIMESTAMP, egress_bytes BIGINT)
 //	usage_id='u-'||i, account_id=i%5000, hour=2025-12-01+(i/1000)h, egress NULL when (i*2654435761)%1000<180
-//	with an index on hour
+//	first without an index on hour (the whole table), then with one (the whole table and today)
 //
 // Metrics: rows, rows per hour, null count of every nullable column, distinct usage_id (from the
 // UNIQUE constraint), newest hour. Two windows: the whole table, and "today" (the last calendar
