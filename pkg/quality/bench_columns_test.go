@@ -95,19 +95,8 @@ func BenchmarkColumnMetrics(b *testing.B) {
 				}
 				results = len(rep.Results)
 			}
-			variants := []func(){rqc, func() { runSQL(b, raw, native, lo, hi) }, func() { runSQL(b, raw, doubles, lo, hi) }}
-			total := make([]time.Duration, len(variants))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for k := range variants {
-					j := (i + k) % len(variants)
-					t0 := time.Now()
-					variants[j]()
-					total[j] += time.Since(t0)
-				}
-			}
-			b.StopTimer()
-			sec := func(j int) float64 { return total[j].Seconds() / float64(b.N) }
+			secs := interleave(b, []func(){rqc, func() { runSQL(b, raw, native, lo, hi) }, func() { runSQL(b, raw, doubles, lo, hi) }})
+			sec := func(j int) float64 { return secs[j] }
 			b.ReportMetric(sec(0), "column_check_s")
 			b.ReportMetric(sec(1), "handwritten_native_s")
 			b.ReportMetric(sec(2), "handwritten_doubles_s")

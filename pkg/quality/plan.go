@@ -65,7 +65,16 @@ type plan struct {
 	loadName string
 	loadQ    *query
 
-	profile *query // one pass grouped by hour: rows, count(col) per null-rate column, max(ts)
+	profile *query // one pass (grouped by hour unless hourly counts them): rows, count(col) per null-rate column, max(ts)
+	// hours says how the rows per hour are counted (chosen from the catalog, why in hoursWhy);
+	// hourly is the range-count query when they are not counted by the pass itself.
+	hours    hourPlan
+	hoursWhy string
+	hourly   *query
+	// scanWindow says the window holds most of the table (scanWindowShare), so its range is
+	// written on +ts: SQLite then scans the table instead of looking every row up through the
+	// index on the timestamp, which for rows not stored in time order costs several times a scan.
+	scanWindow bool
 	// fresh reads the newest timestamp; freshFromProfile says the profile's max already answers it
 	// (no index on the column and the window ends now), so fresh runs only when the window is empty.
 	fresh            *query
@@ -78,7 +87,11 @@ func (p *plan) has(c Check) bool { return slices.Contains(p.checks, c) }
 
 // window renders the half-open window predicate with bound values.
 func (p *plan) window(a *warehouse.Args) string {
-	return p.ts + " >= " + p.bound(a, p.since, false) + " AND " + p.ts + " < " + p.bound(a, p.until, true)
+	col := p.ts
+	if p.scanWindow {
+		col = "+" + p.ts // unary plus: the same value, but no index is used for the comparison
+	}
+	return col + " >= " + p.bound(a, p.since, false) + " AND " + col + " < " + p.bound(a, p.until, true)
 }
 
 // bound binds one window bound (a local calendar date for a date column; roundUp for an
@@ -90,6 +103,9 @@ func (p *plan) bound(a *warehouse.Args, t time.Time, roundUp bool) string {
 func (p *plan) queryCount() int {
 	n := 0
 	if p.profile != nil {
+		n++
+	}
+	if p.hourly != nil {
 		n++
 	}
 	if p.has(Freshness) && p.fresh != nil && !p.freshFromProfile {
@@ -124,9 +140,18 @@ func (p *plan) profileSQL() string {
 	return p.profile.sql
 }
 
+// volumeSQL is the SQL shown for the volume results: the pass, and the hourly range counts when
+// they are a query of their own.
+func (p *plan) volumeSQL() string {
+	if p.hourly == nil {
+		return p.profileSQL()
+	}
+	return p.profileSQL() + ";\n" + p.hourly.sql
+}
+
 func (c *Checker) plan(ctx context.Context, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
-	tf := func(table, ts, name string) (warehouse.TimeFormat, error) {
-		return c.sqliteTimeFormat(ctx, table, ts, name)
+	tf := func(ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
+		return c.sqliteStoredTime(ctx, ti, col)
 	}
 	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
 	if err != nil || p.recon == nil {
@@ -138,9 +163,6 @@ func (c *Checker) plan(ctx context.Context, ti *warehouse.TableInfo, req Request
 	}
 	return p, p.buildReconcile(up, tf)
 }
-
-// timeFormatFunc learns how a SQLite column stores time (it needs one query, so it is injected).
-type timeFormatFunc func(table, ts, name string) (warehouse.TimeFormat, error)
 
 // buildPlan is the pure part of planning: the same inputs always give the same SQL, which the
 // golden tests pin per dialect.
@@ -162,11 +184,15 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			return nil, err
 		}
 		p.tsName, p.ts, p.tsType = col.Name, mustQuote(d, col.Name), col.Type
+		var st storedTime
 		if d.Engine == warehouse.SQLite {
-			if p.tf, err = timeFormat(qt, p.ts, col.Name); err != nil {
+			if st, err = timeFormat(ti, col); err != nil {
 				return nil, err
 			}
+			p.tf = st.format
 		}
+		p.hours, p.hoursWhy = chooseHours(d, ti, col.Name, st)
+		p.scanWindow = d.Engine == warehouse.SQLite && ti.Indexed(col.Name) && windowShare(st, p.since, p.until) >= scanWindowShare
 	}
 	names := req.Columns
 	if len(names) == 0 {
@@ -202,6 +228,10 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			return nil, err
 		}
 	}
+	// A window that ends "now" (within a minute: the tool read the clock a moment before the run
+	// did) already holds the newest rows, so the pass's max answers freshness, unless an index
+	// answers max(ts) without a scan or Snowflake answers it from partition metadata.
+	p.freshFromProfile = needsWindow && p.has(Freshness) && !ti.Indexed(p.tsName) && d.Engine != warehouse.Snowflake && !p.until.Before(now.Add(-time.Minute))
 	if needsWindow {
 		p.buildProfile()
 		p.buildDistinct()
@@ -223,9 +253,6 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			q, a = "SELECT MAX("+p.ts+") FROM "+qt, d.NewArgs()
 		}
 		p.fresh = &query{sql: q, args: a.Vals}
-		// A window that ends "now" (within a minute: the tool read the clock a moment before the
-		// run did) already holds the newest rows, so the pass's max answers freshness.
-		p.freshFromProfile = p.profile != nil && !ti.Indexed(p.tsName) && d.Engine != warehouse.Snowflake && !p.until.Before(now.Add(-time.Minute))
 	}
 	if slices.Contains(checks, Freshness) && req.LoadTimestampColumn != "" {
 		if err := p.buildLoad(ti, req.LoadTimestampColumn, now, timeFormat); err != nil {
@@ -249,20 +276,21 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 	return p, nil
 }
 
-// buildProfile writes the one pass. With the volume check, grouping the per-column counts by hour
-// costs no more than grouping the row count alone: on SQLite the GROUP BY sorter dominates either
-// way, so a separate ungrouped aggregate plus an hourly count measured 1.4–2.1× slower than the
-// single grouped pass (1 M rows, BenchmarkQualityCheck); PostgreSQL hash-aggregates the pass in
-// one scan. Every column metric's partial aggregate adds up across the hour buckets.
+// buildProfile writes the one pass. With the volume check and no index to count the hours from
+// (chooseHours), grouping the per-column counts by hour costs no more than grouping the row count
+// alone: on SQLite the GROUP BY sorter dominates either way, so a separate ungrouped aggregate plus
+// a grouped hourly count is slower than the single grouped pass (BenchmarkQualityCheck);
+// PostgreSQL hash-aggregates the pass in one scan. Every column metric's partial aggregate adds up
+// across the hour buckets.
 func (p *plan) buildProfile() {
 	bucket := p.d.HourBucket(p.ts, p.tf)
 	terms := []string{"count(*)"}
 	for _, sc := range p.scanCols {
 		terms = append(terms, "count("+sc.quoted+")")
 	}
-	// The newest timestamp answers freshness; nothing else reads it, so a pass without the
-	// freshness check does not compare every row's timestamp for it.
-	if p.has(Freshness) {
+	// The newest timestamp answers freshness; nothing else reads it, so a pass whose freshness
+	// comes from elsewhere does not compare every row's timestamp for it.
+	if p.freshFromProfile {
 		terms = append(terms, "max("+p.ts+")")
 		p.newestAt = len(terms)
 	}
@@ -300,9 +328,14 @@ func (p *plan) buildProfile() {
 	// GROUP BY 1 (positional, understood by all three engines) and no ORDER BY: the hours are
 	// sorted in Go, so the engine is never asked for a second sort.
 	// Without the volume check nothing reads the hours, so the pass need not group at all (on
-	// SQLite the GROUP BY sorter is most of the cost of an otherwise plain aggregate).
-	if !p.has(Volume) && !p.has(VolumeByHour) {
+	// SQLite the GROUP BY sorter is most of the cost of an otherwise plain aggregate); when the
+	// index counts the hours (chooseHours), the pass need not group either.
+	volume := p.has(Volume) || p.has(VolumeByHour)
+	if !volume || p.hours == hoursFromRanges {
 		p.profile = &query{sql: "SELECT NULL AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a), args: a.Vals}
+		if volume {
+			p.hourly = p.buildHourRanges()
+		}
 		return
 	}
 	p.profile = &query{sql: "SELECT " + bucket + " AS hour_bucket, " + strings.Join(terms, ", ") + " FROM " + p.table + " WHERE " + p.window(a) +
@@ -320,9 +353,11 @@ func (p *plan) buildLoad(ti *warehouse.TableInfo, name string, now time.Time, ti
 	q := mustQuote(p.d, col.Name)
 	tf := warehouse.TimeNative
 	if p.d.Engine == warehouse.SQLite {
-		if tf, err = timeFormat(p.table, q, col.Name); err != nil {
+		st, err := timeFormat(ti, col)
+		if err != nil {
 			return err
 		}
+		tf = st.format
 	}
 	a := p.d.NewArgs()
 	sqlText := "SELECT max(" + q + ") FROM " + p.table + " WHERE " + q + " <= " + p.d.BindBound(a, tf, col.Type, now, p.loc, false)
@@ -505,33 +540,50 @@ func timestampColumn(d warehouse.Dialect, ti *warehouse.TableInfo, name string) 
 	return warehouse.Column{}, fmt.Errorf("%w: %s has several timestamp columns (%s); choose one in timestamp_column", ErrNoTimestamp, ti.Ref(), strings.Join(names, ", "))
 }
 
-// sqliteTimeFormat learns how the column keeps time (text with a space or a T, a bare date, or
+// sqliteStoredTime learns how the column keeps time (text with a space or a T, a bare date, or
 // epoch seconds), because SQLite compares what is stored, not what is declared. It reads the
 // smallest and the largest value: SQLite orders numbers before text, so a column mixing epoch
 // numbers and text (which would compare wrongly, with no error) shows one of each, and so does a
-// column whose text layouts differ at either end. Both must agree.
-func (c *Checker) sqliteTimeFormat(ctx context.Context, table, ts, name string) (warehouse.TimeFormat, error) {
-	rows, err := c.wh.QueryAll(ctx, "SELECT CAST(min("+ts+") AS TEXT), typeof(min("+ts+")), CAST(max("+ts+") AS TEXT), typeof(max("+ts+")) FROM "+table, nil, 1)
+// column whose text layouts differ at either end. Both must agree. With an index leading on the
+// column each value is one index seek (two single min/max queries); without one, one scan reads
+// both (two would scan twice).
+func (c *Checker) sqliteStoredTime(ctx context.Context, ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
+	table, err := c.wh.Dialect.QuoteTable(ti.Ref())
 	if err != nil {
-		return 0, err
+		return storedTime{}, err
+	}
+	ts, name := mustQuote(c.wh.Dialect, col.Name), col.Name
+	q := "SELECT CAST(min(" + ts + ") AS TEXT), typeof(min(" + ts + ")), CAST(max(" + ts + ") AS TEXT), typeof(max(" + ts + ")) FROM " + table
+	if ti.Indexed(col.Name) {
+		q = "SELECT CAST(lo AS TEXT), typeof(lo), CAST(hi AS TEXT), typeof(hi) FROM (SELECT (SELECT min(" + ts + ") FROM " + table + ") AS lo, (SELECT max(" + ts + ") FROM " + table + ") AS hi)"
+	}
+	rows, err := c.wh.QueryAll(ctx, q, nil, 1)
+	if err != nil {
+		return storedTime{}, err
 	}
 	if len(rows.Rows) == 0 || rows.Rows[0][0] == nil {
-		return warehouse.TimeTextSpace, nil // no values yet: any layout compares correctly with nothing
+		return storedTime{format: warehouse.TimeTextSpace}, nil // no values yet: any layout compares correctly with nothing
 	}
 	r := rows.Rows[0]
 	lo, err := sqliteValueFormat(name, r[0], fmt.Sprint(r[1]))
 	if err != nil {
-		return 0, err
+		return storedTime{}, err
 	}
 	hi, err := sqliteValueFormat(name, r[2], fmt.Sprint(r[3]))
 	if err != nil {
-		return 0, err
+		return storedTime{}, err
 	}
 	if lo != hi {
-		return 0, fmt.Errorf("%w: column %s mixes time formats (smallest value %q is %s, largest %q is %s), so window comparisons would be wrong; store one format (UTC text like 2025-12-01 05:00:00, or epoch seconds) or name another column in timestamp_column",
+		return storedTime{}, fmt.Errorf("%w: column %s mixes time formats (smallest value %q is %s, largest %q is %s), so window comparisons would be wrong; store one format (UTC text like 2025-12-01 05:00:00, or epoch seconds) or name another column in timestamp_column",
 			warehouse.ErrTypeMismatch, name, fmt.Sprint(r[0]), timeFormatName(lo), fmt.Sprint(r[2]), timeFormatName(hi))
 	}
-	return lo, nil
+	st := storedTime{format: lo}
+	oldest, ok1 := warehouse.ParseTime(r[0])
+	newest, ok2 := warehouse.ParseTime(r[2])
+	if ok1 && ok2 {
+		st.oldest, st.newest = oldest, newest
+	}
+	return st, nil
 }
 
 // sqliteValueFormat classifies one stored value by its SQLite storage class and text layout.

@@ -162,9 +162,11 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		}
 		pl := &plan{d: d, ts: mustQuote(d, col.Name), tsType: col.Type, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 		if d.Engine == warehouse.SQLite {
-			if pl.tf, err = c.sqliteTimeFormat(ctx, qt, pl.ts, col.Name); err != nil {
+			st, err := c.sqliteStoredTime(ctx, ti, col)
+			if err != nil {
 				return nil, err
 			}
+			pl.tf = st.format
 		}
 		sqlText += " WHERE " + pl.window(a)
 		p.Window = req.Window

@@ -181,9 +181,10 @@ func TestNullSpikeTodayFailsAgainstFlatHistory(t *testing.T) {
 			if vol.Rows == nil || *vol.Rows != 1600 || len(vol.Hours) != 16 || vol.Hours[0].Rows != 100 || *vol.EmptyHours != 0 {
 				t.Errorf("volume = %+v", vol)
 			}
-			// One pass plus the indexed max(hour).
-			if rep.Queries != 2 {
-				t.Errorf("queries = %d, want 2", rep.Queries)
+			// One pass plus the indexed max(hour); on SQLite the hours are counted from the index
+			// on hour by a query of their own instead of grouping the pass.
+			if want := map[string]int{"sqlite": 3, "postgres": 2}[name]; rep.Queries != want {
+				t.Errorf("queries = %d, want %d", rep.Queries, want)
 			}
 		})
 	}

@@ -75,9 +75,11 @@ func (p *plan) buildReconcile(up *warehouse.TableInfo, timeFormat timeFormatFunc
 	}
 	sub := &plan{d: p.d, ts: mustQuote(p.d, col.Name), tsType: col.Type, since: p.since, until: p.until, loc: p.loc}
 	if p.d.Engine == warehouse.SQLite {
-		if sub.tf, err = timeFormat(qt, sub.ts, col.Name); err != nil {
+		st, err := timeFormat(up, col)
+		if err != nil {
 			return err
 		}
+		sub.tf = st.format
 	}
 	terms := "count(*)"
 	if rp.column != "" {

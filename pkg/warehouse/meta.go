@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,8 +17,9 @@ type Table struct {
 	// Kind is "table", "view", "materialized view", "external table", … as the engine names it.
 	Kind string `json:"kind"`
 	// RowCount is the engine's metadata count when it has one without scanning: Snowflake's
-	// ROW_COUNT (exact), PostgreSQL's planner estimate (pg_class.reltuples, after ANALYZE). Nil on
-	// SQLite and for views: DescribeTable counts exactly.
+	// ROW_COUNT (exact), PostgreSQL's planner estimate (pg_class.reltuples, after ANALYZE), SQLite's
+	// sqlite_stat1 count once Resolve has described the table (after ANALYZE). Nil for views and
+	// tables never analyzed: DescribeTable counts exactly.
 	RowCount *int64 `json:"row_count,omitempty"`
 	// RowCountExact says whether RowCount is exact rather than an estimate.
 	RowCountExact bool `json:"row_count_exact,omitempty"`
@@ -292,6 +294,30 @@ func (w *DB) sqliteDescribe(ctx context.Context, ti *TableInfo) error {
 			if Int(r[1]) == 1 {
 				ti.UniqueKeys = append(ti.UniqueKeys, names)
 			}
+		}
+	}
+	return w.sqliteRowEstimate(ctx, ti)
+}
+
+// sqliteRowEstimate reads the row count ANALYZE left in sqlite_stat1 (the first number of a
+// table's or a non-partial index's stat is its row count) as an estimate; a database never
+// analyzed has no such table, and then the count stays unknown.
+func (w *DB) sqliteRowEstimate(ctx context.Context, ti *TableInfo) error {
+	schema := w.Dialect.mustQuote(ti.Schema)
+	var has int64
+	if err := w.QueryRow(ctx, "SELECT count(*) FROM "+schema+".sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'", nil, &has); err != nil || has == 0 {
+		return err
+	}
+	rows, err := w.QueryAll(ctx, "SELECT stat FROM "+schema+".sqlite_stat1 WHERE tbl = ? AND (idx IS NULL OR idx IN (SELECT name FROM pragma_index_list(?, ?) WHERE partial = 0))",
+		[]any{ti.Name, ti.Name, ti.Schema}, 1000)
+	if err != nil {
+		return fmt.Errorf("sqlite_stat1: %w", err)
+	}
+	for _, r := range rows.Rows {
+		first, _, _ := strings.Cut(str(r[0]), " ")
+		if n, err := strconv.ParseInt(first, 10, 64); err == nil && n >= 0 {
+			ti.RowCount, ti.RowCountExact = &n, false
+			return nil
 		}
 	}
 	return nil

@@ -1,3 +1,4 @@
+-- hours: one pass grouped by hour: no index leads on hour
 -- profile
 SELECT substr("hour", 1, 13) AS hour_bucket, count(*), count("account_id"), count("egress_bytes"), count("billable"), max("hour"), count(CASE WHEN "usage_id" = '' THEN 1 END), min(length("usage_id")), max(length("usage_id")), total(length("usage_id")), count(CASE WHEN "account_id" = 0 THEN 1 END), count(CASE WHEN "account_id" < 0 THEN 1 END), total("account_id"), min("account_id"), max("account_id"), total("account_id" * "account_id"), count(CASE WHEN "egress_bytes" = 0 THEN 1 END), count(CASE WHEN "egress_bytes" < 0 THEN 1 END), total("egress_bytes"), min("egress_bytes"), max("egress_bytes"), total("egress_bytes" * "egress_bytes"), count(CASE WHEN "billable" THEN 1 END) FROM "main"."usage_hourly" WHERE "hour" >= ? AND "hour" < ? GROUP BY 1;
 --   arg 1: 2025-12-15 00:00:00
