@@ -433,7 +433,12 @@ func (sh valueShape) recompute(recs []kafka.Record, windows []time.Time) (map[st
 			case "end":
 				key[i] = start.Add(sh.window)
 			default:
-				key[i] = lookupField(r.Fields, k.field)
+				if k.field == "$rowtime" {
+					// The record's own timestamp, as Confluent's Flink exposes it.
+					key[i] = r.Timestamp.UTC()
+				} else {
+					key[i] = lookupField(r.Fields, k.field)
+				}
 			}
 		}
 		id := keyText(key)
@@ -617,7 +622,7 @@ func (s *Service) warehouseValues(ctx context.Context, asset string, sh valueSha
 	held, complete = map[string]*float64{}, true
 	timeKey := make([]bool, len(sh.keys))
 	for i, k := range sh.keys {
-		timeKey[i] = k.window != "" || k.field == sh.timeField
+		timeKey[i] = k.window != "" || k.field == sh.timeField || k.field == "$rowtime"
 	}
 	for i, q := range queries {
 		rows, err := wh.QueryAll(ctx, q, args[i], maxValueRows)

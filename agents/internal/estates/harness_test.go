@@ -546,6 +546,12 @@ type verification struct {
 	Failed     bool            `json:"failed"`
 	ReceiptSeq int64           `json:"receipt_seq"`
 	Checks     []qualityResult `json:"checks"`
+	// Values is the comparison of the restored values with the topic recomputed.
+	Values *struct {
+		Status   string `json:"status"`
+		Compared int    `json:"compared"`
+		Why      string `json:"why"`
+	} `json:"values"`
 }
 
 func (e *estate) verify(incident int64, timestampColumn string) (verification, string) {
@@ -557,12 +563,16 @@ func (e *estate) verify(incident int64, timestampColumn string) (verification, s
 }
 
 // requireResolved verifies, requires the incident resolved with a receipt, and reads the
-// receipt back.
-func (e *estate) requireResolved(incident int64, timestampColumn string) {
+// receipt back. wantValues is the value comparison's status the verification must carry ("pass"
+// when the plan's corrected statement can be recomputed from the topic, "" when it cannot).
+func (e *estate) requireResolved(incident int64, timestampColumn, wantValues string) {
 	e.t.Helper()
 	v, raw := e.verify(incident, timestampColumn)
 	if !v.Resolved || v.Failed || v.ReceiptSeq == 0 {
 		e.t.Fatalf("verify_incident did not resolve #%d once the fix's effect is in: %s", incident, raw)
+	}
+	if wantValues != "" && (v.Values == nil || v.Values.Status != wantValues || v.Values.Compared == 0) {
+		e.t.Fatalf("verify_incident for #%d: restored values %+v, want %s over compared rows: %s", incident, v.Values, wantValues, raw)
 	}
 	var rec struct {
 		Receipts []struct {

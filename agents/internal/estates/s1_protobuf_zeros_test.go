@@ -202,7 +202,7 @@ edges:
 		t.Fatal(err)
 	}
 	s1Land(t, wh, v2, e.consume(s1Topic, len(scans)), md1, e.clock.Start)
-	e.requireResolved(incident, "scanned_at")
+	e.requireResolved(incident, "scanned_at", "pass")
 }
 
 type s1Landed struct{ rows, zeros int }

@@ -171,7 +171,7 @@ edges:
 	// Until dbt rebuilds the model with the wider filter, verification stays open.
 	e.requireOpen(incident, "DELIVERED_AT", "rows_per_hour")
 	sf.update(func() { s2Build(model, landing, "DELIVERED", "PICKED_UP", s2New) })
-	e.requireResolved(incident, "DELIVERED_AT")
+	e.requireResolved(incident, "DELIVERED_AT", "")
 }
 
 // s2Land is the Snowflake sink: each record decoded with its own (writer's) schema, one column

@@ -195,7 +195,7 @@ edges:
 		t.Fatal(err)
 	}
 	s4Land(t, wh, s4Table+"_v2", e.consume(s4Topic, len(orders)), md1, e.clock.Start)
-	e.requireResolved(incident, "ordered_at")
+	e.requireResolved(incident, "ordered_at", "pass")
 }
 
 func s4Set(m *dynamicpb.Message, kv ...any) {
