@@ -441,6 +441,12 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 			t.req, t.alts = t.alts[0], t.alts[1:]
 			rep, err = checker.Run(ctx, t.req)
 		}
+		if errors.Is(err, warehouse.ErrNoSuchTable) {
+			// A table the plan's corrected statement has not created yet: not judged, so the
+			// incident stays open, and the other checks still run.
+			out.Failing = append(out.Failing, fmt.Sprintf("%s (%s on %s) was not judged: %v", t.origin, t.req.Checks[0], t.asset, err))
+			continue
+		}
 		if err != nil {
 			return CheckRun{}, fmt.Errorf("re-run %s (%s) on %s: %w", t.req.Checks[0], t.origin, t.req.Table, err)
 		}

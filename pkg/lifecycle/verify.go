@@ -29,6 +29,7 @@ type Verification struct {
 	Superseded string             `json:"superseded,omitempty" jsonschema:"Why the incident's own check was replaced by a plan check on the table the data now lands in"`
 	Resolved   bool               `json:"resolved"`
 	Failed     bool               `json:"failed" jsonschema:"true when a check still fails; the incident stays open"`
+	NotPassing []string           `json:"not_passing,omitempty" jsonschema:"One line for each thing that keeps the incident open: a failing result, a check not judged (e.g. a table the corrected statement has not created yet), restored values that differ"`
 	ReceiptSeq int64              `json:"receipt_seq,omitempty"`
 	Receipt    string             `json:"receipt_markdown,omitempty"`
 	Next       string             `json:"next"`
@@ -66,8 +67,8 @@ func (s *Service) Verify(ctx context.Context, in VerifyInput) (Verification, err
 		if out.Incident, err = s.incidents.Get(ctx, inc.ID); err != nil {
 			return Verification{}, err
 		}
-		out.Failed = true
-		out.Next = "The incident stays open. Fix what still fails (see checks), then run verify_incident again."
+		out.Failed, out.NotPassing = true, checks.Failing
+		out.Next = "The incident stays open. Fix what still fails (see not_passing), then run verify_incident again."
 		return out, nil
 	}
 	rec, err := s.receiptRecord(ctx, inc, checks)

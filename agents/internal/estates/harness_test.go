@@ -546,6 +546,7 @@ type verification struct {
 	Failed     bool            `json:"failed"`
 	ReceiptSeq int64           `json:"receipt_seq"`
 	Checks     []qualityResult `json:"checks"`
+	NotPassing []string        `json:"not_passing"`
 	// Values is the comparison of the restored values with the topic recomputed.
 	Values *struct {
 		Status   string `json:"status"`
@@ -613,7 +614,7 @@ func (e *estate) requireOpen(incident int64, timestampColumn string, failing ...
 				failed = append(failed, c.Metric+" "+c.Check+" "+c.Subject+" "+c.Asset+": "+c.Why)
 			}
 		}
-		answer = strings.Join(failed, "\n")
+		answer = strings.Join(append(failed, v.NotPassing...), "\n")
 	}
 	mustContain(e.t, "verify_incident before the fix", answer, failing...)
 	var hist struct {
