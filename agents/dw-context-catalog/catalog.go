@@ -290,7 +290,10 @@ type blastResult struct {
 	// Reads say, per field-level reader with SQL (Flink statements, dbt models, jobs), what its
 	// SQL does with the reached column if the value arrives NULL, the expression quoted.
 	Reads   []assetReads `json:"reads,omitempty"`
-	Summary string       `json:"summary"`
+	// ArrivesAs is, for dropped fields of a schema subject, what readers pinned to the old schema
+	// see instead (a proto3 scalar reads as its zero, not NULL); the reads follow it.
+	ArrivesAs *impact.View `json:"arrives_as,omitempty"`
+	Summary   string       `json:"summary"`
 }
 
 type assetReads struct {
@@ -304,7 +307,8 @@ func blastRadius(d *deps) mcpkit.Tool {
 		"Everything downstream of a change to an asset or some of its fields: assets grouped by system and kind, field-level "+
 			"impact kept apart from table-level, owners to notify, critical assets (money, customer_facing, pii, external), "+
 			"external sinks, scheduled jobs with their next run time, and per reader with SQL what it does with the value if it arrives NULL "+
-			"(COALESCE, SUM, COUNT, filters, joins, CASE, the expression quoted); a table a dbt model builds counts as that model.",
+			"(COALESCE, SUM, COUNT, filters, joins, CASE, the expression quoted) — or, for a column_drop on a schema subject, as the format "+
+			"delivers it (a proto3 scalar arrives as its zero: arrives_as); a table a dbt model builds counts as that model.",
 		func(ctx context.Context, p blastParams) (blastResult, error) {
 			g, err := d.graph(ctx)
 			if err != nil {
@@ -327,20 +331,55 @@ func blastRadius(d *deps) mcpkit.Tool {
 			if err != nil {
 				return blastResult{}, err
 			}
-			reads, err := sqlReads(ctx, g, br)
+			arrives, err := dropView(ctx, g, u, p.ChangeType, fields)
 			if err != nil {
 				return blastResult{}, err
 			}
-			return blastResult{BlastRadius: br, Reads: reads, Summary: summarize(br)}, nil
+			reads, err := sqlReads(ctx, g, br, arrives)
+			if err != nil {
+				return blastResult{}, err
+			}
+			out := blastResult{BlastRadius: br, Reads: reads, Summary: summarize(br)}
+			if arrives.Symptom != "" {
+				out.ArrivesAs = &arrives
+			}
+			return out, nil
 		}, mcpkit.LocalOnly())
 }
 
 // maxReadAssets bounds how many readers' SQL a blast radius reads.
 const maxReadAssets = 200
 
+// dropView is what readers see of fields a schema subject's new version drops (see
+// impact.DropView); the zero View (NULL assumed) for any other change or asset.
+func dropView(ctx context.Context, g *graph.Graph, u graph.URN, changeType string, fields []string) (impact.View, error) {
+	if changeType != graph.ChangeColumnDrop || len(fields) == 0 {
+		return impact.View{}, nil
+	}
+	a, err := g.Get(ctx, u)
+	if err != nil {
+		return impact.View{}, err
+	}
+	if a.Kind != graph.KindSchemaSubject {
+		return impact.View{}, nil
+	}
+	var dropped []graph.Field
+	for _, f := range a.Fields {
+		if slices.Contains(fields, f.Path) {
+			dropped = append(dropped, f)
+		}
+	}
+	v, ok := impact.DropView(a, dropped)
+	if !ok {
+		return impact.View{}, nil
+	}
+	return v, nil
+}
+
 // sqlReads reads the SQL of the field-level readers and says what each does with the column it
-// reads from the asset it was reached from.
-func sqlReads(ctx context.Context, g *graph.Graph, br graph.BlastRadius) ([]assetReads, error) {
+// reads from the asset it was reached from, when the value arrives as arrives says (NULL when
+// arrives is the zero View).
+func sqlReads(ctx context.Context, g *graph.Graph, br graph.BlastRadius, arrives impact.View) ([]assetReads, error) {
 	var out []assetReads
 	for i, im := range br.FieldLevel {
 		if i >= maxReadAssets {
@@ -360,7 +399,11 @@ func sqlReads(ctx context.Context, g *graph.Graph, br graph.BlastRadius) ([]asse
 		if err != nil {
 			return nil, err
 		}
-		if rs := impact.NullReads(a, via.Name, im.Via.Path); len(rs) > 0 {
+		rs := impact.NullReads(a, via.Name, im.Via.Path)
+		if arrives.Symptom != "" {
+			rs = impact.ReadsAs(a, via.Name, im.Via.Path, arrives)
+		}
+		if len(rs) > 0 {
 			out = append(out, assetReads{URN: im.URN, Column: im.Via.String(), Reads: rs})
 		}
 	}

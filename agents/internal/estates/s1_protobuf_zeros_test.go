@@ -162,9 +162,12 @@ edges:
 		"dbt:model.logistics."+s1Model, "`SUM(weight_grams)` adds zeros: sums drop toward zero and no null check sees it (into total_grams)", `"symptom":"zeros"`)
 
 	blastRaw := e.call("dw-context-catalog", "blast_radius_analysis", map[string]any{"asset_id": "schema:" + s1Subject, "change_type": "column_drop", "column_name": "weight_grams"}, nil)
-	// blast_radius_analysis says what each reader's SQL does with the value if it arrives NULL
-	// (its stated contract, format-blind); assess_impact above applies proto3's zeros.
-	mustContain(t, "blast_radius_analysis", string(blastRaw), "dbt:model.logistics."+s1Model, "`SUM(weight_grams)` skips nulls: sums shrink")
+	// blast_radius_analysis reads the subject's format from the graph: a dropped proto3 scalar
+	// arrives as its zero, so the reader's SUM adds zeros rather than skipping nulls.
+	mustContain(t, "blast_radius_analysis", string(blastRaw), "dbt:model.logistics."+s1Model, "`SUM(weight_grams)` adds zeros: sums drop toward zero", `"arrives_as"`)
+	if strings.Contains(string(blastRaw), "skips nulls") {
+		t.Errorf("blast_radius_analysis reads a dropped proto3 scalar as NULL: %s", blastRaw)
+	}
 
 	// The plan: the unit is mass, the factor derived, rounding instead of a truncating cast.
 	var p plan

@@ -542,3 +542,31 @@ func NullReads(a graph.Asset, table, column string) []SQLRead {
 func ReadsOf(sql, table, column string, v View, values *ValueChange) []SQLRead {
 	return sqlReads(graph.Asset{Attrs: map[string]string{SQLAttr: sql}}, table, column, v, values)
 }
+
+// DropView is what readers of subject see of fields once a version drops them, from what the
+// graph records of the subject: its format (the schema_type attribute) and each field's type and
+// presence. ok is false when that does not settle it — Avro, whose reader fills in its own
+// default (not in the graph), an unknown format, fields whose views differ — and then callers
+// fall back to NullReads, the common case (a nullable Avro field's default is null).
+func DropView(subject graph.Asset, fields []graph.Field) (v View, ok bool) {
+	format, err := schema.ParseFormat(subject.Attrs["schema_type"])
+	if err != nil || format == schema.Avro || len(fields) == 0 {
+		return View{}, false
+	}
+	for i, f := range fields {
+		// The graph does not record proto2's required: a field it lists is taken as optional.
+		got := ReaderView(format, &schema.Field{Path: f.Path, Type: f.Type, Nullable: f.Nullable, Optional: true}, nil, "")
+		if i > 0 && (got.Symptom != v.Symptom || got.Sees != v.Sees) {
+			return View{}, false
+		}
+		if i == 0 {
+			v = got
+		}
+	}
+	return v, true
+}
+
+// ReadsAs says what a reader's SQL does with column of table when the value shows v's symptom.
+func ReadsAs(a graph.Asset, table, column string, v View) []SQLRead {
+	return sqlReads(a, table, column, v, nil)
+}
