@@ -289,7 +289,7 @@ type blastResult struct {
 	graph.BlastRadius
 	// Reads say, per field-level reader with SQL (Flink statements, dbt models, jobs), what its
 	// SQL does with the reached column if the value arrives NULL, the expression quoted.
-	Reads   []assetReads `json:"reads,omitempty"`
+	Reads []assetReads `json:"reads,omitempty"`
 	// ArrivesAs is, for dropped fields of a schema subject, what readers pinned to the old schema
 	// see instead (a proto3 scalar reads as its zero, not NULL); the reads follow it.
 	ArrivesAs *impact.View `json:"arrives_as,omitempty"`
