@@ -11,7 +11,8 @@
 //	timing   the change happened within the look-back window before the onset of the failure
 //	lineage  the change touches a field or asset on the failing column's upstream lineage
 //	reader   a reader on that path is known to consume what changed (a statement pinned to the old
-//	         version that reads the removed field; a sink task of the failing table)
+//	         version that reads the removed field; a sink task of the failing table; a dbt model,
+//	         view or job on the path whose SQL drops or misreads the change)
 //	mode     the kind of change explains the kind of failure (a removed field → nulls; a stopped
 //	         statement → staleness or missing volume; a retyped field → any value check)
 //	data     the data shows it (the new version's share of the topic sample; the on-path field null or
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dataworkers/dw/pkg/schema"
 	"github.com/dataworkers/dw/pkg/schema/impact"
 )
 
@@ -70,6 +72,8 @@ type FieldChange struct {
 // Reader is a consumer of a subject known from the graph.
 type Reader struct {
 	URN string `json:"urn"`
+	// Kind is the graph asset's kind (flink_statement, dbt_model, warehouse_table for a view, job…).
+	Kind string `json:"kind,omitempty"`
 	// PinnedVersion is the schema version the reader was created against (Flink statements), 0 if unknown.
 	PinnedVersion int `json:"pinned_version,omitempty"`
 	// ReadsFields are the changed fields this reader reads.
@@ -96,8 +100,13 @@ type SchemaChange struct {
 	// (field-level lineage unknown); OnPath, when set, is the stronger evidence.
 	SubjectUpstream bool `json:"subject_upstream"`
 	// Distance is the number of lineage hops from the failing asset to the subject.
-	Distance int      `json:"distance"`
-	Readers  []Reader `json:"readers"`
+	Distance int `json:"distance"`
+	// Readers are the Flink statements that decode the subject's topic themselves: what plans correct.
+	Readers []Reader `json:"readers"`
+	// PathReaders are the other readers with SQL on the path from the subject to the failing asset
+	// (dbt models, views, jobs, statements further down), each with what its SQL does with the
+	// change, read as assess_impact reads it.
+	PathReaders []Reader `json:"path_readers,omitempty"`
 	// FirstSeenFrom is "sample" when FirstSeen is the version's earliest record in the topic
 	// sample (dw-schema stored it only after the onset); empty when dw-schema's time is used.
 	FirstSeenFrom string `json:"first_seen_from,omitempty"`
@@ -118,6 +127,9 @@ type SchemaChange struct {
 
 	// readFields are the on-path changed fields as readers name them (a rename's old name).
 	readFields []string
+	// oldVersion, old and new are the versions diffed, for reading the readers further down.
+	oldVersion int
+	old, new   *schema.Schema
 }
 
 // ValuesSeen are new values of one field.
@@ -326,6 +338,17 @@ func judgeSchema(in Input, sc SchemaChange) Candidate {
 			if rd.Breaks {
 				c.Evidence = append(c.Evidence, r.URN+": "+rd.Sentence)
 			}
+		}
+	}
+	for _, r := range sc.PathReaders {
+		for _, rd := range r.Reads {
+			if !rd.Breaks {
+				continue
+			}
+			if !has(c.Supports, KindReader) {
+				c.Supports = append(c.Supports, KindReader)
+			}
+			c.Evidence = append(c.Evidence, r.URN+": "+rd.Sentence)
 		}
 	}
 	relevant := relevantChanges(sc)

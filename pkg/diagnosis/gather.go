@@ -215,6 +215,9 @@ func (g *Gatherer) gather(ctx context.Context, inc incidents.Incident, lookBack 
 	}
 	for i := range in.SchemaChanges {
 		in.Unchecked = append(in.Unchecked, measure(&in.SchemaChanges[i], lr.sampled[in.SchemaChanges[i].Subject])...)
+		if err := g.readPath(ctx, &in.SchemaChanges[i], graph.URN(inc.Asset), p); err != nil {
+			return in, ev, err
+		}
 	}
 	g.warehouseSchemaChanges(ctx, &in, inc, lin)
 	return in, ev, nil
@@ -233,7 +236,7 @@ func (g *Gatherer) consider(ctx context.Context, in *Input, ev *Evidence, lin gr
 		return
 	}
 	prev := versions[i-1]
-	changes, predicted, err := diffVersions(prev, v, "")
+	changes, predicted, oldSchema, newSchema, err := diffVersions(prev, v, "")
 	if err != nil {
 		ev.Versions = append(ev.Versions, vc)
 		in.Unchecked = append(in.Unchecked, fmt.Sprintf("%s v%d: %v", name, v.version, err))
@@ -243,7 +246,7 @@ func (g *Gatherer) consider(ctx context.Context, in *Input, ev *Evidence, lin gr
 	ev.Versions = append(ev.Versions, vc)
 	sc := SchemaChange{Subject: name, Version: v.version, FirstSeen: firstSeen, Changes: []FieldChange{},
 		OnPath: []string{}, Distance: sj.distance, Readers: []Reader{}, NewVersionShare: -1, FieldNullRate: -1, OlderNullRate: -1,
-		Predicted: predicted}
+		Predicted: predicted, oldVersion: prev.version, old: oldSchema, new: newSchema}
 	if note != "" {
 		sc.FirstSeenFrom = FirstSeenSample
 	}
@@ -272,7 +275,7 @@ func (g *Gatherer) consider(ctx context.Context, in *Input, ev *Evidence, lin gr
 	sc.Readers = readers(lin, sj.topics, changed, pins, name, p.sql)
 	if mode := g.errorHandling(ctx, sc.Readers); mode != "" {
 		// The pinned readers skip (or log) what they cannot decode: predict that, not a failure.
-		if _, again, err := diffVersions(prev, v, mode); err == nil {
+		if _, again, _, _, err := diffVersions(prev, v, mode); err == nil {
 			sc.Predicted = again
 		}
 	}
@@ -490,8 +493,8 @@ func (g *Gatherer) errorHandling(ctx context.Context, rs []Reader) string {
 
 // diffVersions diffs two stored versions and predicts what a reader pinned to prev, decoding
 // with the Flink error-handling mode errorHandling, sees of each reader-affecting change in
-// records written with cur.
-func diffVersions(prev, cur storedVersion, errorHandling string) ([]schema.Change, []impact.View, error) {
+// records written with cur. It returns both versions parsed.
+func diffVersions(prev, cur storedVersion, errorHandling string) ([]schema.Change, []impact.View, *schema.Schema, *schema.Schema, error) {
 	parse := func(v storedVersion) (*schema.Schema, error) {
 		f, err := schema.ParseFormat(v.format)
 		if err != nil {
@@ -505,13 +508,13 @@ func diffVersions(prev, cur storedVersion, errorHandling string) ([]schema.Chang
 	}
 	o, err := parse(prev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	n, err := parse(cur)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return schema.Diff(o, n), impact.Predict(o, n, errorHandling), nil
+	return schema.Diff(o, n), impact.Predict(o, n, errorHandling), o, n, nil
 }
 
 // readers are the statements on the path that read a changed field from a topic the subject

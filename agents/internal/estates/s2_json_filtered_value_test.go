@@ -140,6 +140,10 @@ edges:
 	mustContain(t, "the top cause", top.Cause+"\n"+top.Source+"\n"+strings.Join(top.Evidence, "\n"), s2Subject, "v2", s2New)
 	mustContain(t, "the diagnosis", raw, "the topic sample shows status taking "+s2New+" only in v2-or-later records", "dbt:model.marketplace."+s2Model,
 		"connect:connector/"+s2Connector)
+	// The model on the path between the subject and the incident table is read like assess_impact
+	// reads it: its filter quoted, the rows it drops named.
+	mustContain(t, "the top cause's evidence", strings.Join(top.Evidence, "\n"), "dbt:model.marketplace."+s2Model+
+		": the new value "+s2New+" is filtered out by `WHERE status IN ('DELIVERED', 'PICKED_UP')`: those rows vanish from this reader")
 
 	// The reader that compares the value, quoted.
 	impRaw := e.call("dw-schema", "assess_impact", map[string]any{"subject": s2Subject, "version": 2}, nil)
