@@ -58,13 +58,21 @@ func shopEstate(t *testing.T, fields []string, readers []graph.Asset, edges []gr
 	return f
 }
 
-func pathReader(sc SchemaChange, urn graph.URN) (Reader, bool) {
+// pathReader is the one schema change of rep and its path reader urn; it fails the test when
+// either is missing.
+func pathReader(t *testing.T, rep Report, urn graph.URN) (SchemaChange, Reader) {
+	t.Helper()
+	if len(rep.Input.SchemaChanges) != 1 {
+		t.Fatalf("schema changes %+v\nunchecked %v", rep.Input.SchemaChanges, rep.Result.Unchecked)
+	}
+	sc := rep.Input.SchemaChanges[0]
 	for _, r := range sc.PathReaders {
 		if r.URN == string(urn) {
-			return r, true
+			return sc, r
 		}
 	}
-	return Reader{}, false
+	t.Fatalf("%s is not a reader on the path: %+v", urn, sc.PathReaders)
+	return sc, Reader{}
 }
 
 // A new enum symbol meets a dbt model that keeps only the old ones: with no statement on the
@@ -88,13 +96,9 @@ func TestTheDiagnosisQuotesADbtModelFilterThatDropsANewValue(t *testing.T) {
 	inc := f.history(t, mart, ModeVolume, "rows_per_hour", "")
 
 	rep := f.diagnose(t, inc, Live{}, nil)
-	if len(rep.Input.SchemaChanges) != 1 {
-		t.Fatalf("schema changes %+v\nunchecked %v", rep.Input.SchemaChanges, rep.Result.Unchecked)
-	}
-	sc := rep.Input.SchemaChanges[0]
-	r, ok := pathReader(sc, model)
-	if !ok || r.Kind != graph.KindDBTModel || !has(r.ReadsFields, "status") {
-		t.Fatalf("the model is not a reader on the path: %+v", sc.PathReaders)
+	sc, r := pathReader(t, rep, model)
+	if r.Kind != graph.KindDBTModel || !has(r.ReadsFields, "status") {
+		t.Fatalf("the model reads status: %+v", r)
 	}
 	const want = "the new value C is filtered out by `WHERE status IN ('A', 'B')`: those rows vanish from this reader"
 	var sentences []string
@@ -132,13 +136,9 @@ func TestTheDiagnosisQuotesAViewThatCoalescesARemovedField(t *testing.T) {
 	inc := f.history(t, view, ModeColumn, "zero_rate", "DISCOUNT_CENTS")
 
 	rep := f.diagnose(t, inc, Live{}, nil)
-	if len(rep.Input.SchemaChanges) != 1 {
-		t.Fatalf("schema changes %+v\nunchecked %v", rep.Input.SchemaChanges, rep.Result.Unchecked)
-	}
-	sc := rep.Input.SchemaChanges[0]
-	r, ok := pathReader(sc, view)
-	if !ok || !has(r.ReadsFields, "discount_cents") {
-		t.Fatalf("the failing view is not a reader on the path: %+v", sc.PathReaders)
+	_, r := pathReader(t, rep, view)
+	if !has(r.ReadsFields, "discount_cents") {
+		t.Fatalf("the failing view reads discount_cents: %+v", r)
 	}
 	const want = "`COALESCE(discount_cents, 0)` turns the missing value into 0: the number is understated and every not_null test passes"
 	top := rep.Result.Candidates[0]
