@@ -100,14 +100,14 @@ func TestKindsSetAllFourAnnotations(t *testing.T) {
 		"echo_table": {true, false, true}, "record_note": {false, false, false}, "explode": {false, true, false},
 	}
 	for _, tl := range tools {
-		w, ok := want[tl.Def.Name]
+		w, ok := want[tl.Name]
 		if !ok {
 			continue
 		}
-		a := tl.Def.Annotations
+		a := tl.Def().Annotations
 		got := [3]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint}
 		if got != w || a.OpenWorldHint == nil {
-			t.Errorf("%s: got %v want %v", tl.Def.Name, got, w)
+			t.Errorf("%s: got %v want %v", tl.Name, got, w)
 		}
 	}
 }
@@ -255,7 +255,7 @@ func TestAnyFieldsGetObjectSchemasNotBareTrue(t *testing.T) {
 	}) (anyOut, error) {
 		return anyOut{}, nil
 	})
-	raw, _ := json.Marshal(tool.Def)
+	raw, _ := json.Marshal(tool.Def())
 	for _, bad := range []string{`"value":true`, `"items":true`, `"extra":true`} {
 		if strings.Contains(string(raw), bad) {
 			t.Errorf("schema still has %s: %s", bad, raw)
