@@ -50,6 +50,12 @@ func testAgent() Agent {
 
 func run(t *testing.T, args []string, stdin string, extraEnv map[string]string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, testAgent(), args, stdin, extraEnv)
+}
+
+// runWith runs agent a with a fresh DW_HOME and the given extra environment.
+func runWith(t *testing.T, a Agent, args []string, stdin string, extraEnv map[string]string) (code int, stdout, stderr string) {
+	t.Helper()
 	home := t.TempDir()
 	env := func(k string) (string, bool) {
 		if v, ok := extraEnv[k]; ok {
@@ -61,7 +67,7 @@ func run(t *testing.T, args []string, stdin string, extraEnv map[string]string) 
 		return "", false
 	}
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), testAgent(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}, env)
+	code = Run(context.Background(), a, args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}, env)
 	return code, out.String(), errb.String()
 }
 
