@@ -42,7 +42,7 @@ func TestToolSurfaceInvariants(t *testing.T) {
 func tool(t *testing.T, env *mcpkit.Env, name string) mcpkit.Tool {
 	t.Helper()
 	for _, tl := range tools(env) {
-		if tl.Def.Name == name {
+		if tl.Name == name {
 			return tl
 		}
 	}

@@ -50,22 +50,22 @@ func TestCatalogImportsRefuseTheStoresPrivateFiles(t *testing.T) {
 	}
 	byName := map[string]bool{}
 	for _, tool := range tools(env) {
-		args, ok := tl[tool.Def.Name]
+		args, ok := tl[tool.Name]
 		if !ok {
 			continue
 		}
-		byName[tool.Def.Name] = true
+		byName[tool.Name] = true
 		cases := maps.Clone(paths)
-		if tool.Def.Name == "import_openlineage_events" {
+		if tool.Name == "import_openlineage_events" {
 			cases["directory with a link"] = events
 		}
 		for how, p := range cases {
 			msg := mcpkittest.Call(t, tool, args(p), nil)
 			if !strings.Contains(msg, "private file of the Data Workers store") {
-				t.Errorf("%s (%s %s): want a refusal, got %q", tool.Def.Name, how, p, msg)
+				t.Errorf("%s (%s %s): want a refusal, got %q", tool.Name, how, p, msg)
 			}
 			if strings.Contains(msg, keyHex[:8]) || strings.Contains(msg, "SQLite") {
-				t.Errorf("%s (%s): error quotes content: %q", tool.Def.Name, how, msg)
+				t.Errorf("%s (%s): error quotes content: %q", tool.Name, how, msg)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func TestCatalogImportsRefuseDevicesAndFIFOs(t *testing.T) {
 	}
 	seen := 0
 	for _, tool := range tools(env) {
-		paths, ok := cases[tool.Def.Name]
+		paths, ok := cases[tool.Name]
 		if !ok {
 			continue
 		}
@@ -102,7 +102,7 @@ func TestCatalogImportsRefuseDevicesAndFIFOs(t *testing.T) {
 		for _, p := range paths {
 			msg := mcpkittest.Call(t, tool, map[string]any{"path": p}, nil)
 			if !strings.Contains(msg, "not a regular file") && !strings.Contains(msg, "outside the directories tools may read") { // /dev/zero is refused for where it is
-				t.Errorf("%s %s: want a not-a-regular-file refusal, got %q", tool.Def.Name, p, msg)
+				t.Errorf("%s %s: want a not-a-regular-file refusal, got %q", tool.Name, p, msg)
 			}
 		}
 	}
@@ -128,7 +128,7 @@ func TestCatalogParseErrorsQuoteOnlyAShortExcerpt(t *testing.T) {
 		p := filepath.Join(dir, c.file)
 		must(t, os.WriteFile(p, []byte(c.body), 0o600))
 		for _, tool := range all {
-			if tool.Def.Name != c.tool {
+			if tool.Name != c.tool {
 				continue
 			}
 			msg := mcpkittest.Call(t, tool, map[string]any{"path": p}, nil)

@@ -51,7 +51,7 @@ func catalogEnv(t *testing.T, now time.Time) map[string]mcpkit.Tool {
 	srv.Registry.SeedSchema("api-usage-value", 12, 100012, sr.Schema{Schema: v12, Type: sr.TypeAvro})
 	byName := map[string]mcpkit.Tool{}
 	for _, tool := range tools(env) {
-		byName[tool.Def.Name] = tool
+		byName[tool.Name] = tool
 	}
 	return byName
 }
@@ -326,7 +326,7 @@ func TestMultiPathImportsKeepWhatWasWritten(t *testing.T) {
 	env.Config.Catalog.OpenLineage = []string{missing, events}
 	tl := map[string]mcpkit.Tool{}
 	for _, tool := range tools(env) {
-		tl[tool.Def.Name] = tool
+		tl[tool.Name] = tool
 	}
 
 	var reg registerResult

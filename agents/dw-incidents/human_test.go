@@ -127,7 +127,7 @@ func TestOnlyAnAuthenticatedApproverStopsAndResumes(t *testing.T) {
 
 func TestNoToolCanApproveStopOrChangeAutonomy(t *testing.T) {
 	for _, tl := range tools(nil) {
-		n := tl.Def.Name
+		n := tl.Name
 		for _, banned := range []string{"approve", "reject", "stop", "resume", "autonomy", "decide", "grant", "severity", "settle", "set_status"} {
 			if strings.Contains(n, banned) {
 				t.Errorf("tool %s looks like it could %s; that must stay a human command", n, banned)

@@ -59,7 +59,7 @@ func env(t *testing.T) (*mcpkit.Env, *time.Time) {
 func tool(t *testing.T, e *mcpkit.Env, name string) mcpkit.Tool {
 	t.Helper()
 	for _, tl := range tools(e) {
-		if tl.Def.Name == name {
+		if tl.Name == name {
 			return tl
 		}
 	}

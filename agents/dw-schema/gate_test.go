@@ -25,7 +25,7 @@ import (
 func toolNamed(t *testing.T, env *mcpkit.Env, name string) mcpkit.Tool {
 	t.Helper()
 	for _, x := range tools(env) {
-		if x.Def.Name == name {
+		if x.Name == name {
 			return x
 		}
 	}

@@ -70,7 +70,7 @@ func basketTools(t *testing.T) map[string]mcpkit.Tool {
 	}
 	byName := map[string]mcpkit.Tool{}
 	for _, tl := range tools(env) {
-		byName[tl.Def.Name] = tl
+		byName[tl.Name] = tl
 	}
 	return byName
 }

@@ -84,7 +84,7 @@ func story(t *testing.T) (*mcpkit.Env, *srtest.Server, map[string]mcpkit.Tool) {
 	seedStory(t, st, env.Now)
 	byName := map[string]mcpkit.Tool{}
 	for _, tl := range tools(env) {
-		byName[tl.Def.Name] = tl
+		byName[tl.Name] = tl
 	}
 	return env, srv, byName
 }
@@ -92,7 +92,7 @@ func story(t *testing.T) (*mcpkit.Env, *srtest.Server, map[string]mcpkit.Tool) {
 func call(t *testing.T, tl mcpkit.Tool, args map[string]any, out any) {
 	t.Helper()
 	if msg := mcpkittest.Call(t, tl, args, out); msg != "" {
-		t.Fatalf("%s: %s", tl.Def.Name, msg)
+		t.Fatalf("%s: %s", tl.Name, msg)
 	}
 }
 
@@ -209,7 +209,7 @@ func TestCheckCompatibilityOfflineNeedsNoRegistryAndExplainsEachIncompatibility(
 	env := mcpkittest.Env(t, "dw-schema")
 	var tl mcpkit.Tool
 	for _, x := range tools(env) {
-		if x.Def.Name == "check_compatibility" {
+		if x.Name == "check_compatibility" {
 			tl = x
 		}
 	}
@@ -311,7 +311,7 @@ func TestDiffOfTwoFilesAndToolErrors(t *testing.T) {
 	env := mcpkittest.Env(t, "dw-schema")
 	byName := map[string]mcpkit.Tool{}
 	for _, x := range tools(env) {
-		byName[x.Def.Name] = x
+		byName[x.Name] = x
 	}
 	var d diffResult
 	call(t, byName["diff_schema_versions"], map[string]any{"old_schema_file": v11File, "schema_file": v12File}, &d)
@@ -341,7 +341,7 @@ func TestDisagreementWithTheRegistryIsCalledOut(t *testing.T) {
 	env.Config.SchemaRegistry = &config.SchemaRegistry{URL: reg.URL(), Timeout: 5 * time.Second}
 	var tl mcpkit.Tool
 	for _, x := range tools(env) {
-		if x.Def.Name == "check_compatibility" {
+		if x.Name == "check_compatibility" {
 			tl = x
 		}
 	}

@@ -141,7 +141,7 @@ func FindDomain(domains []Domain, name, urn string) (*Domain, bool) {
 
 // Level is the domain's autonomy as a number, 0 (manual) to 4 (gate), or -1 when unset or invalid.
 func (d Domain) Level() int {
-	if autonomyRE.MatchString(d.Autonomy) {
+	if autonomyRE().MatchString(d.Autonomy) {
 		return int(d.Autonomy[1] - '0')
 	}
 	return -1

@@ -9,12 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // unknownField is how the YAML library's strict mode names a key no field takes.
-var unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+var unknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`) })
 
 // strictKeys decodes data with the YAML library's strict mode (KnownFields), at every depth —
 // structs, maps of structs, lists of them — and turns the first unknown key it reports into our
@@ -30,7 +31,7 @@ func strictKeys(data []byte, doc *yaml.Node) error {
 		return nil // a syntax error was reported by the first parse; nothing else concerns keys
 	}
 	for _, msg := range te.Errors {
-		m := unknownField.FindStringSubmatch(msg)
+		m := unknownField().FindStringSubmatch(msg)
 		if m == nil {
 			continue
 		}

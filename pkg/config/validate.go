@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Validate checks every section and returns all problems at once, each naming its key and the fix.
@@ -132,7 +133,7 @@ func (c *Config) Validate() error {
 		if len(d.Assets) == 0 {
 			add("%s.assets: list at least one asset URN pattern, e.g. \"warehouse:*USAGE*\"", key)
 		}
-		if !autonomyRE.MatchString(d.Autonomy) {
+		if !autonomyRE().MatchString(d.Autonomy) {
 			add("%s.autonomy: %q; use one of L0 (manual), L1 (observe), L2 (propose), L3 (act reversibly), L4 (gate)", key, d.Autonomy)
 		}
 		for j, a := range d.Approvers {
@@ -153,7 +154,7 @@ func (c *Config) Validate() error {
 	return p.err()
 }
 
-var autonomyRE = regexp.MustCompile(`^L[0-4]$`)
+var autonomyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^L[0-4]$`) })
 
 func checkURL(add func(string, ...any), key, raw string, required bool) {
 	if raw == "" {

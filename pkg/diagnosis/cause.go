@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/schema/impact"
@@ -57,15 +58,17 @@ func symptomCheck(mode string, predicted []impact.View) (string, bool) {
 }
 
 // deserializationRE matches a reader's error about records it could not decode.
-var deserializationRE = regexp.MustCompile(`(?i)deserializ|could not be resolved|cannot be resolved|missing required field|AvroTypeException|` +
-	`SchemaParseException|InvalidProtocolBuffer|does not match (the )?(reader|writer)|no default|unknown magic byte|Failed to (decode|read|parse) (record|message|value)`)
+var deserializationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)deserializ|could not be resolved|cannot be resolved|missing required field|AvroTypeException|` +
+		`SchemaParseException|InvalidProtocolBuffer|does not match (the )?(reader|writer)|no default|unknown magic byte|Failed to (decode|read|parse) (record|message|value)`)
+})
 
 // tieToChange makes a failed statement or connector the evidence of the schema change that
 // explains it: its error is a failure to decode, it failed after the version appeared, and the
 // error names a changed field or it is a known reader of the change. The change gets the failure
 // as evidence (reader, data, mode); the component is marked as its effect.
 func tieToChange(in Input, cs ComponentState, comp *Candidate, schemaCands []Candidate) {
-	if cs.Detail == "" || !deserializationRE.MatchString(cs.Detail) {
+	if cs.Detail == "" || !deserializationRE().MatchString(cs.Detail) {
 		return
 	}
 	best := -1

@@ -33,10 +33,16 @@ type drain struct {
 	// initialized: an initialize request has come in (Read runs on one goroutine).
 	initialized bool
 	partial     []byte // unterminated output line
+	// answered runs after each answer is written (the start-up's end, see Agent.AfterStart).
+	answered func()
 }
 
-func newDrain(ctx context.Context, in io.Reader, out io.Writer) *drain {
-	return &drain{ctx: ctx, in: bufio.NewReaderSize(in, 64<<10), out: out, pending: map[string]bool{}, changed: make(chan struct{}, 1)}
+// newDrain wraps the streams; answered (may be nil) runs after each answer is written.
+func newDrain(ctx context.Context, in io.Reader, out io.Writer, answered func()) *drain {
+	if answered == nil {
+		answered = func() {}
+	}
+	return &drain{ctx: ctx, in: bufio.NewReaderSize(in, 64<<10), out: out, pending: map[string]bool{}, changed: make(chan struct{}, 1), answered: answered}
 }
 
 type rpcEnvelope struct {
@@ -140,6 +146,7 @@ func (d *drain) Write(p []byte) (int, error) {
 	d.wmu.Unlock()
 	d.mu.Lock()
 	d.partial = append(d.partial, p[:n]...)
+	sawAnswer := false
 	for {
 		i := bytes.IndexByte(d.partial, '\n')
 		if i < 0 {
@@ -148,10 +155,14 @@ func (d *drain) Write(p []byte) (int, error) {
 		var env rpcEnvelope
 		if json.Unmarshal(d.partial[:i], &env) == nil && env.Method == "" && len(env.ID) > 0 {
 			delete(d.pending, string(env.ID))
+			sawAnswer = true
 		}
 		d.partial = d.partial[i+1:]
 	}
 	d.mu.Unlock()
+	if sawAnswer {
+		d.answered()
+	}
 	select {
 	case d.changed <- struct{}{}:
 	default:

@@ -15,7 +15,7 @@ import (
 func callHandler(t *testing.T, tool Tool, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	var req mcp.CallToolRequest
-	req.Params.Name = tool.Def.Name
+	req.Params.Name = tool.Name
 	req.Params.Arguments = args
 	res, err := tool.Handler(context.Background(), req)
 	if err != nil {

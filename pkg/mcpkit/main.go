@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,6 +72,9 @@ type Agent struct {
 	// Prompts and Resources, when set, are the agent's MCP prompts and resource kinds.
 	Prompts   func(*Env) []Prompt
 	Resources func(*Env) []ResourceKind
+	// AfterStart, when set, runs once start-up is over: after the first answer on stdio, before
+	// an HTTP server listens or a subcommand runs. The binaries pass startgc.Restore.
+	AfterStart func()
 }
 
 // Command is a human-only subcommand. It returns the process exit code.
@@ -154,7 +158,13 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 	}
 	defer e.Store.Close()
 
+	afterStart := sync.OnceFunc(func() {
+		if a.AfterStart != nil {
+			a.AfterStart()
+		}
+	})
 	if c, ok := a.Commands[cmd]; ok {
+		afterStart()
 		return c(ctx, e, rest, stdio)
 	}
 	tools, err := Select(a.Tools(e), Selection{ReadOnly: f.readOnly, Tools: splitList(f.tools), Exclude: splitList(f.exclude)})
@@ -173,11 +183,14 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 		o.Resources = a.Resources(e)
 	}
 	srv, resources := newServer(tools, o)
+	if cmd != "serve" || f.transport != "stdio" {
+		afterStart()
+	}
 	switch cmd {
 	case "serve":
 		switch f.transport {
 		case "stdio":
-			return serve(ctx, srv, resources, e, stdio)
+			return serve(ctx, srv, resources, e, stdio, afterStart)
 		case "http":
 			return serveHTTP(ctx, srv, resources, e, f.listen, stdio)
 		}
@@ -187,7 +200,7 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 		return listTools(ctx, srv, stdio)
 	case "call":
 		e.Roots.AllowWorkingDir() // a person's or a CI job's own checkout
-		return callTool(ctx, srv, rest, stdio, a.Name, e)
+		return callTool(ctx, srv, tools, rest, stdio, a.Name, e)
 	default:
 		fmt.Fprintf(stdio.Err, "%s: unknown command %q\n", a.Name, cmd)
 		usage(stdio.Err, a, fs)
@@ -237,14 +250,15 @@ func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome 
 // the other processes sharing the store reach its clients as list_changed notifications.
 const resourceWatchInterval = 10 * time.Second
 
-func serve(ctx context.Context, srv *server.MCPServer, resources *resourceSet, e *Env, stdio IO) int {
+// serve answers MCP on stdio; answered runs after each answer is written.
+func serve(ctx context.Context, srv *server.MCPServer, resources *resourceSet, e *Env, stdio IO, answered func()) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go resources.watch(ctx, resourceWatchInterval)
 	ss := server.NewStdioServer(srv)
 	ss.SetErrorLogger(log.New(stdio.Err, "", 0))
 	e.Logger.Debug("serving on stdio")
-	d := newDrain(ctx, stdio.In, stdio.Out)
+	d := newDrain(ctx, stdio.In, stdio.Out, answered)
 	err := ss.Listen(ctx, d, d)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		e.Logger.Error("stdio server stopped", "error", err)
@@ -311,7 +325,7 @@ func parseCallArgs(args []string) (callArgs, error) {
 	return c, nil
 }
 
-func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio IO, agent string, e *Env) int {
+func callTool(ctx context.Context, srv *server.MCPServer, tools []Tool, args []string, stdio IO, agent string, e *Env) int {
 	c, err := parseCallArgs(args)
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "%s call: %v\n", agent, err)
@@ -323,13 +337,13 @@ func callTool(ctx context.Context, srv *server.MCPServer, args []string, stdio I
 		return ExitOK
 	}
 	name := c.tool
-	st := srv.GetTool(name)
-	if st == nil {
+	i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name })
+	if i < 0 {
 		fmt.Fprintf(stdio.Err, "%s call: unknown or disabled tool %q (run `%s tools` to list them)\n", agent, name, agent)
 		return ExitUsage
 	}
 	if c.help {
-		writeToolHelp(stdio.Out, agent, st.Tool)
+		writeToolHelp(stdio.Out, agent, tools[i].Def())
 		return ExitOK
 	}
 	raw := c.raw

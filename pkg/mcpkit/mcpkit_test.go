@@ -50,6 +50,12 @@ func testAgent() Agent {
 
 func run(t *testing.T, args []string, stdin string, extraEnv map[string]string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, testAgent(), args, stdin, extraEnv)
+}
+
+// runWith runs agent a with a fresh DW_HOME and the given extra environment.
+func runWith(t *testing.T, a Agent, args []string, stdin string, extraEnv map[string]string) (code int, stdout, stderr string) {
+	t.Helper()
 	home := t.TempDir()
 	env := func(k string) (string, bool) {
 		if v, ok := extraEnv[k]; ok {
@@ -61,7 +67,7 @@ func run(t *testing.T, args []string, stdin string, extraEnv map[string]string) 
 		return "", false
 	}
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), testAgent(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}, env)
+	code = Run(context.Background(), a, args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}, env)
 	return code, out.String(), errb.String()
 }
 
@@ -100,14 +106,14 @@ func TestKindsSetAllFourAnnotations(t *testing.T) {
 		"echo_table": {true, false, true}, "record_note": {false, false, false}, "explode": {false, true, false},
 	}
 	for _, tl := range tools {
-		w, ok := want[tl.Def.Name]
+		w, ok := want[tl.Name]
 		if !ok {
 			continue
 		}
-		a := tl.Def.Annotations
+		a := tl.Def().Annotations
 		got := [3]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint}
 		if got != w || a.OpenWorldHint == nil {
-			t.Errorf("%s: got %v want %v", tl.Def.Name, got, w)
+			t.Errorf("%s: got %v want %v", tl.Name, got, w)
 		}
 	}
 }
@@ -255,7 +261,7 @@ func TestAnyFieldsGetObjectSchemasNotBareTrue(t *testing.T) {
 	}) (anyOut, error) {
 		return anyOut{}, nil
 	})
-	raw, _ := json.Marshal(tool.Def)
+	raw, _ := json.Marshal(tool.Def())
 	for _, bad := range []string{`"value":true`, `"items":true`, `"extra":true`} {
 		if strings.Contains(string(raw), bad) {
 			t.Errorf("schema still has %s: %s", bad, raw)

@@ -32,7 +32,7 @@ type Selection struct {
 func Select(all []Tool, sel Selection) ([]Tool, error) {
 	names := make([]string, len(all))
 	for i, t := range all {
-		names[i] = t.Def.Name
+		names[i] = t.Name
 	}
 	for _, list := range [][]string{sel.Tools, sel.Exclude} {
 		for _, n := range list {
@@ -46,10 +46,10 @@ func Select(all []Tool, sel Selection) ([]Tool, error) {
 		if sel.ReadOnly && t.Kind != KindRead {
 			continue
 		}
-		if len(sel.Tools) > 0 && !slices.Contains(sel.Tools, t.Def.Name) {
+		if len(sel.Tools) > 0 && !slices.Contains(sel.Tools, t.Name) {
 			continue
 		}
-		if slices.Contains(sel.Exclude, t.Def.Name) {
+		if slices.Contains(sel.Exclude, t.Name) {
 			continue
 		}
 		out = append(out, t)
@@ -107,27 +107,26 @@ func newServer(tools []Tool, o ServerOptions) (*server.MCPServer, *resourceSet) 
 	if len(o.Prompts) > 0 {
 		opts = append(opts, server.WithPromptCapabilities(false))
 	}
+	registry := &toolRegistry{tools: tools}
+	hooks := &server.Hooks{}
+	hooks.AddOnRequestInitialization(registry.beforeRequest)
 	if len(o.Resources) > 0 {
 		// The list follows the store: list it when asked, after a call that may change it.
 		kinds := make(map[string]Kind, len(tools))
 		for _, t := range tools {
-			kinds[t.Def.Name] = t.Kind
+			kinds[t.Name] = t.Kind
 		}
-		hooks := &server.Hooks{}
 		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { rs.refresh(ctx) })
 		hooks.AddAfterCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest, _ any) {
 			if kinds[req.Params.Name] != KindRead {
 				rs.refresh(context.WithoutCancel(ctx))
 			}
 		})
-		opts = append(opts, server.WithResourceCapabilities(false, true), server.WithHooks(hooks))
+		opts = append(opts, server.WithResourceCapabilities(false, true))
 	}
+	opts = append(opts, server.WithHooks(hooks))
 	s := server.NewMCPServer(o.Name, o.Version, opts...)
-	st := make([]server.ServerTool, len(tools))
-	for i, t := range tools {
-		st[i] = server.ServerTool{Tool: t.Def, Handler: t.Handler}
-	}
-	s.AddTools(st...)
+	registry.srv = s
 	s.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) {
 		roots.stale.Store(true)
 	})
@@ -136,16 +135,55 @@ func newServer(tools []Tool, o ServerOptions) (*server.MCPServer, *resourceSet) 
 	return s, rs
 }
 
+// toolRegistry hands the tools' definitions to the server on the first request that can read
+// them, so that building them (see Tool) does not delay the answer to initialize. The server
+// declares the tools capability from the start and never announces list changes, so a client
+// cannot tell the difference.
+type toolRegistry struct {
+	tools []Tool
+	srv   *server.MCPServer
+	once  sync.Once
+	done  atomic.Bool
+}
+
+// beforeRequest registers the tools before any request but initialize and ping is handled.
+func (r *toolRegistry) beforeRequest(_ context.Context, _ any, message any) error {
+	if r.done.Load() {
+		return nil
+	}
+	if raw, ok := message.(json.RawMessage); ok {
+		var m struct {
+			Method mcp.MCPMethod `json:"method"`
+		}
+		if json.Unmarshal(raw, &m) == nil && (m.Method == mcp.MethodInitialize || m.Method == mcp.MethodPing) {
+			return nil
+		}
+	}
+	r.once.Do(func() {
+		st := make([]server.ServerTool, len(r.tools))
+		for i, t := range r.tools {
+			st[i] = server.ServerTool{Tool: t.Def(), Handler: t.Handler}
+		}
+		r.srv.AddTools(st...)
+		r.done.Store(true)
+	})
+	return nil
+}
+
 // zeroTimeMiddleware drops unset times from every tool's result (see omitZeroTimes).
 func zeroTimeMiddleware(tools []Tool) server.ToolHandlerMiddleware {
-	schemas := make(map[string]map[string]any, len(tools))
+	schemas := make(map[string]func() map[string]any, len(tools))
 	for _, t := range tools {
-		schemas[t.Def.Name] = outputSchemaMap(t.Def)
+		schemas[t.Name] = sync.OnceValue(func() map[string]any { return outputSchemaMap(t.Def()) })
 	}
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, err := next(ctx, req)
-			omitZeroTimes(res, schemas[req.Params.Name])
+			var schema map[string]any
+			if s := schemas[req.Params.Name]; s != nil {
+				schema = s()
+			}
+			omitZeroTimes(res, schema)
 			return res, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -39,11 +40,24 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Tool is a defined tool: its MCP metadata, its kind and its handler.
+// Tool is a defined tool: its name, its kind, its handler and, built on first use, its MCP
+// definition. Building a definition reflects over the input and output types and marshals their
+// schemas, which for a whole tool table costs more than the rest of a start, so it waits until
+// something asks for the tool (tools/list, tools/call, a snapshot test) instead of delaying the
+// answer to initialize.
 type Tool struct {
-	Def     mcp.Tool
+	Name    string
 	Kind    Kind
 	Handler server.ToolHandlerFunc
+	def     func() mcp.Tool
+}
+
+// Def returns the tool's MCP definition, built once.
+func (t Tool) Def() mcp.Tool {
+	if t.def == nil {
+		return mcp.Tool{Name: t.Name}
+	}
+	return t.def()
 }
 
 // Option adjusts a tool's definition.
@@ -81,6 +95,19 @@ func Destructive[In, Out any](name, description string, fn func(context.Context,
 }
 
 func define[In, Out any](kind Kind, name, description string, fn func(context.Context, In) (Out, error), opts []Option) Tool {
+	def := sync.OnceValue(func() mcp.Tool { return buildDef[In, Out](kind, name, description, opts) })
+	v := &argValidator{schema: func() []byte {
+		d := def()
+		if len(d.RawInputSchema) > 0 {
+			return d.RawInputSchema
+		}
+		return schemaJSON(d.InputSchema)
+	}}
+	return Tool{Name: name, Kind: kind, Handler: handler(name, v, fn), def: def}
+}
+
+// buildDef is the tool's MCP definition: schemas from the Go types, annotations from the kind.
+func buildDef[In, Out any](kind Kind, name, description string, opts []Option) mcp.Tool {
 	def := mcp.NewTool(name,
 		mcp.WithDescription(description),
 		mcp.WithInputSchema[In](),
@@ -102,12 +129,7 @@ func define[In, Out any](kind Kind, name, description string, fn func(context.Co
 	if out := def.OutputSchema.Properties; out != nil {
 		normalizeSchema(map[string]any{"properties": out}) // edits the map in place
 	}
-	schema := []byte(def.RawInputSchema)
-	if len(schema) == 0 {
-		schema = schemaJSON(def.InputSchema)
-	}
-	v := &argValidator{schema: schema}
-	return Tool{Def: def, Kind: kind, Handler: handler(name, v, fn)}
+	return def
 }
 
 type requestKey struct{}

@@ -16,9 +16,9 @@ import (
 
 // argValidator checks arguments against the tool's input schema before they are bound, with
 // messages a model can act on ("/window: value must be one of …"). The schema compiles on first use
-// so start-up stays cheap.
+// so start-up stays cheap; so is the schema itself (see Tool).
 type argValidator struct {
-	schema []byte
+	schema func() []byte
 	once   sync.Once
 	sch    *jsonschema.Schema
 	err    error
@@ -28,7 +28,7 @@ var englishPrinter = message.NewPrinter(language.English)
 
 func (v *argValidator) validate(raw []byte) error {
 	v.once.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.schema))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.schema()))
 		if err != nil {
 			v.err = err
 			return

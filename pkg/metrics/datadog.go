@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,14 +33,14 @@ type Datadog struct {
 // datadogName is what a metric name or tag key may be; datadogValue what a tag value may be
 // (Datadog tags hold no spaces or commas), so config and arguments cannot bend a query.
 var (
-	datadogName  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]*$`)
-	datadogValue = regexp.MustCompile(`^[a-zA-Z0-9_.:/-]+$`)
+	datadogName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]*$`) })
+	datadogValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.:/-]+$`) })
 )
 
 // NewDatadog builds a client for one site.
 func NewDatadog(cfg *config.Datadog, now func() time.Time) (*Datadog, error) {
 	for key, n := range map[string]string{"lag_metric": cfg.LagMetric, "group_tag": cfg.GroupTag, "topic_tag": cfg.TopicTag, "partition_tag": cfg.PartitionTag} {
-		if !datadogName.MatchString(n) {
+		if !datadogName().MatchString(n) {
 			return nil, fmt.Errorf("metrics.datadog.%s %q is not a Datadog metric or tag name", key, n)
 		}
 	}
@@ -65,7 +66,7 @@ func (d *Datadog) LagQuery(group, topic string, step time.Duration) (string, err
 		if v == "" {
 			continue
 		}
-		if !datadogValue.MatchString(v) {
+		if !datadogValue().MatchString(v) {
 			return "", fmt.Errorf("%q cannot be a Datadog tag value (letters, digits and _ . : / - only)", v)
 		}
 		scope = append(scope, tag+":"+v)

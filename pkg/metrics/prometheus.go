@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/config"
@@ -22,18 +23,18 @@ type Prometheus struct {
 }
 
 var (
-	promMetricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
-	promLabelName  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	promMetricName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`) })
+	promLabelName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`) })
 )
 
 // NewPrometheus builds a client; names of the metric and labels are checked so a query cannot be
 // bent by config.
 func NewPrometheus(cfg *config.Prometheus, now func() time.Time) (*Prometheus, error) {
-	if !promMetricName.MatchString(cfg.LagMetric) {
+	if !promMetricName().MatchString(cfg.LagMetric) {
 		return nil, fmt.Errorf("metrics.prometheus.lag_metric %q is not a Prometheus metric name", cfg.LagMetric)
 	}
 	for key, l := range map[string]string{"group_label": cfg.GroupLabel, "topic_label": cfg.TopicLabel, "partition_label": cfg.PartitionLabel} {
-		if !promLabelName.MatchString(l) {
+		if !promLabelName().MatchString(l) {
 			return nil, fmt.Errorf("metrics.prometheus.%s %q is not a Prometheus label name", key, l)
 		}
 	}

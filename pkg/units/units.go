@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -53,20 +54,21 @@ func pow10(n int) *big.Rat {
 
 // vocabulary maps a lower-case word to the units it can mean. Words with several meanings
 // (micros: microseconds or millionths of a currency unit) list each; a conversion is made only
-// when every meaning both fields share gives the same factor.
-var vocabulary = map[string][]Unit{}
-
-func add(dim Dimension, base string, scale *big.Rat, words ...string) {
-	for _, w := range words {
-		vocabulary[w] = append(vocabulary[w], Unit{Word: w, Dimension: dim, Scale: scale, Base: base})
-	}
-}
+// when every meaning both fields share gives the same factor. Built on first use: no binary
+// needs it to start.
+var vocabulary = sync.OnceValue(buildVocabulary)
 
 // currencies are the ISO 4217 codes read as a currency's major unit in a field name.
 var currencies = []string{"usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "nzd", "cny", "inr", "sek", "nok", "dkk",
 	"pln", "czk", "huf", "brl", "mxn", "sgd", "hkd", "krw", "zar", "ils", "aed"}
 
-func init() {
+func buildVocabulary() map[string][]Unit {
+	v := map[string][]Unit{}
+	add := func(dim Dimension, base string, scale *big.Rat, words ...string) {
+		for _, w := range words {
+			v[w] = append(v[w], Unit{Word: w, Dimension: dim, Scale: scale, Base: base})
+		}
+	}
 	add(Mass, "g", pow10(-9), "ng", "nanograms", "nanogram")
 	add(Mass, "g", pow10(-6), "ug", "mcg", "micrograms", "microgram")
 	add(Mass, "g", pow10(-3), "mg", "milligrams", "milligram")
@@ -105,8 +107,9 @@ func init() {
 	add(Money, "", pow10(-3), "millis")
 	add(Money, "", pow10(-2), "cents")
 	for _, c := range currencies {
-		vocabulary[c] = append(vocabulary[c], Unit{Word: c, Dimension: Money, Scale: pow10(0), Base: c, Currency: c})
+		v[c] = append(v[c], Unit{Word: c, Dimension: Money, Scale: pow10(0), Base: c, Currency: c})
 	}
+	return v
 }
 
 // Split reads a field name as a stem and a unit word: weight_kg, weightKg and weight_in_kg are all
@@ -117,7 +120,7 @@ func Split(field string) (stem, word string, ok bool) {
 		return "", "", false
 	}
 	last := words[len(words)-1]
-	if _, known := vocabulary[last]; !known {
+	if _, known := vocabulary()[last]; !known {
 		return "", "", false
 	}
 	rest := words[:len(words)-1]
@@ -251,8 +254,8 @@ func Derive(from, to Field) (Conversion, error) {
 func ratio(a, b string) (*big.Rat, Dimension, error) {
 	var found *big.Rat
 	var dim Dimension
-	for _, ua := range vocabulary[a] {
-		for _, ub := range vocabulary[b] {
+	for _, ua := range vocabulary()[a] {
+		for _, ub := range vocabulary()[b] {
 			if ua.Dimension != ub.Dimension {
 				continue
 			}
@@ -274,7 +277,7 @@ func ratio(a, b string) (*big.Rat, Dimension, error) {
 
 func dims(w string) string {
 	var ds []string
-	for _, u := range vocabulary[w] {
+	for _, u := range vocabulary()[w] {
 		ds = append(ds, string(u.Dimension))
 	}
 	return w + ": " + strings.Join(ds, " or ")

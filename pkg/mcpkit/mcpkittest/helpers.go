@@ -21,9 +21,9 @@ func timeNow() time.Time { return time.Now() }
 // out, or the isError text.
 func Call(t testing.TB, tool mcpkit.Tool, args map[string]any, out any) (errText string) {
 	t.Helper()
-	res, err := tool.Handler(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Def.Name, Arguments: args}})
+	res, err := tool.Handler(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Name, Arguments: args}})
 	if err != nil {
-		t.Fatalf("%s: protocol error %v (tools must return isError results)", tool.Def.Name, err)
+		t.Fatalf("%s: protocol error %v (tools must return isError results)", tool.Name, err)
 	}
 	if res.IsError {
 		for _, c := range res.Content {
@@ -39,7 +39,7 @@ func Call(t testing.TB, tool mcpkit.Tool, args map[string]any, out any) (errText
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s: decode structured result: %v", tool.Def.Name, err)
+			t.Fatalf("%s: decode structured result: %v", tool.Name, err)
 		}
 	}
 	return ""

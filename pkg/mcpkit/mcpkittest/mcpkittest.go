@@ -73,7 +73,7 @@ func CheckSnapshots(t *testing.T, tools []mcpkit.Tool) {
 	dir := filepath.Join("testdata", "toolsnaps")
 	for _, tool := range tools {
 		got := toolJSON(t, tool)
-		path := filepath.Join(dir, tool.Def.Name+".json")
+		path := filepath.Join(dir, tool.Name+".json")
 		if update {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
@@ -85,18 +85,18 @@ func CheckSnapshots(t *testing.T, tools []mcpkit.Tool) {
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("tool %s has no snapshot %s: run UPDATE_TOOLSNAPS=true go test ./agents/... to create it on purpose", tool.Def.Name, path)
+			t.Errorf("tool %s has no snapshot %s: run UPDATE_TOOLSNAPS=true go test ./agents/... to create it on purpose", tool.Name, path)
 			continue
 		}
 		if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
-			t.Errorf("tool %s differs from its snapshot %s; if the change is intended, rerun with UPDATE_TOOLSNAPS=true\n--- got ---\n%s", tool.Def.Name, path, got)
+			t.Errorf("tool %s differs from its snapshot %s; if the change is intended, rerun with UPDATE_TOOLSNAPS=true\n--- got ---\n%s", tool.Name, path, got)
 		}
 	}
 }
 
 func toolJSON(t *testing.T, tool mcpkit.Tool) []byte {
 	t.Helper()
-	raw, err := json.Marshal(tool.Def)
+	raw, err := json.Marshal(tool.Def())
 	if err != nil {
 		t.Fatal(err)
 	}

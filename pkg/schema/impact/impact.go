@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/graph"
@@ -259,14 +260,16 @@ const (
 	effNone    effect = "none"    // nothing changes for this reader
 )
 
-var aggRE = regexp.MustCompile(`(?i)\b(SUM|COUNT|AVG|MIN|MAX|COALESCE|IFNULL|NVL)\s*\(`)
+var aggRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(SUM|COUNT|AVG|MIN|MAX|COALESCE|IFNULL|NVL)\s*\(`)
+})
 
 // through says what an expression does to an incoming effect.
 func through(expr string, in effect) effect {
 	if in == effFails || in == effNone || in == effType || in == effSkips {
 		return in
 	}
-	m := aggRE.FindAllStringSubmatch(expr, -1)
+	m := aggRE().FindAllStringSubmatch(expr, -1)
 	out := in
 	for i := len(m) - 1; i >= 0; i-- { // innermost first
 		switch strings.ToUpper(m[i][1]) {
@@ -292,7 +295,7 @@ func through(expr string, in effect) effect {
 }
 
 func aggOf(expr string) string {
-	if m := aggRE.FindStringIndex(expr); m != nil {
+	if m := aggRE().FindStringIndex(expr); m != nil {
 		// Take the call up to its matching parenthesis.
 		depth := 0
 		for i := m[0]; i < len(expr); i++ {
@@ -477,12 +480,12 @@ func baseEffect(c schema.Change, pinnedReadFails []compat.Incompatibility) effec
 	return effNone
 }
 
-var pinRE = regexp.MustCompile(`^\s*(.+?)\s+v(\d+)\s*$`)
+var pinRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(.+?)\s+v(\d+)\s*$`) })
 
 // pinnedVersion reads the statement's schema_pins attribute ("subject vN,other vM").
 func pinnedVersion(pins, subject string) int {
 	for _, p := range strings.Split(pins, ",") {
-		if m := pinRE.FindStringSubmatch(p); m != nil && m[1] == subject {
+		if m := pinRE().FindStringSubmatch(p); m != nil && m[1] == subject {
 			n, _ := strconv.Atoi(m[2])
 			return n
 		}
