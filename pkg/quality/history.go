@@ -41,11 +41,7 @@ func (h *History) series(ctx context.Context, asset, metric, subjectCond string,
 	rows, err := h.st.DB.QueryContext(ctx, `
 SELECT p.subject, p.at, p.value FROM metric_points p
 WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
-  AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
-      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
-  AND NOT EXISTS (SELECT 1 FROM incidents i
-      WHERE i.asset = p.asset AND i.status <> 'false_positive'
-        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))
+  AND `+eligiblePoint+`
 ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read check history: %w", err)
@@ -65,6 +61,71 @@ ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), li
 		out[subj] = append(out[subj], Point{At: t, Value: v})
 	}
 	return out, rows.Err()
+}
+
+// seriesKey names one metric series of an asset.
+type seriesKey struct{ metric, subject string }
+
+// eligiblePoint is the condition Series documents, on metric_points aliased p.
+const eligiblePoint = `(p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
+      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
+  AND NOT EXISTS (SELECT 1 FROM incidents i
+      WHERE i.asset = p.asset AND i.status <> 'false_positive'
+        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))`
+
+// seriesBatchSize bounds the series one batched read asks for, so its placeholders stay far
+// below every engine's limit (SQLite's default is 32,766).
+const seriesBatchSize = 200
+
+// SeriesBatch is Series for several series of one asset in one query per 200 series: a run's
+// baselines read together instead of one round trip per metric. Every key asked for is in the
+// answer (empty when it has no eligible point), newest first, at most limit points each.
+func (h *History) SeriesBatch(ctx context.Context, asset string, keys []seriesKey, before time.Time, limit int) (map[seriesKey][]Point, error) {
+	out := make(map[seriesKey][]Point, len(keys))
+	for start := 0; start < len(keys); start += seriesBatchSize {
+		chunk := keys[start:min(start+seriesBatchSize, len(keys))]
+		conds := make([]string, len(chunk))
+		args := []any{asset, store.Timestamp(before)}
+		for i, k := range chunk {
+			conds[i] = "(p.metric = ? AND p.subject = ?)"
+			args = append(args, k.metric, k.subject)
+			out[k] = nil
+		}
+		args = append(args, limit)
+		// ROW_NUMBER per series keeps each series' newest points, as Series' LIMIT does.
+		rows, err := h.st.DB.QueryContext(ctx, `
+SELECT s.metric, s.subject, s.at, s.value FROM (
+  SELECT p.metric, p.subject, p.at, p.value,
+    ROW_NUMBER() OVER (PARTITION BY p.metric, p.subject ORDER BY p.at DESC) AS n
+  FROM metric_points p
+  WHERE p.asset = ? AND p.at < ? AND (`+strings.Join(conds, " OR ")+`)
+    AND `+eligiblePoint+`
+) s WHERE s.n <= ? ORDER BY s.metric, s.subject, s.at DESC`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read check history: %w", err)
+		}
+		err = func() error {
+			defer rows.Close()
+			for rows.Next() {
+				var k seriesKey
+				var at string
+				var v float64
+				if err := rows.Scan(&k.metric, &k.subject, &at, &v); err != nil {
+					return fmt.Errorf("read check history: %w", err)
+				}
+				t, err := store.ParseTimestamp(at)
+				if err != nil {
+					return fmt.Errorf("read check history: %w", err)
+				}
+				out[k] = append(out[k], Point{At: t, Value: v})
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // IncidentRef is an incident a run opened or joined.
@@ -116,6 +177,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Ti
 				r.Incidents = append(r.Incidents, IncidentRef{ID: o.ID, FailureMode: mode, Opened: o.Opened, Summary: summary})
 			}
 		}
+		points := make([]metricRow, 0, len(r.Results))
 		for i := range r.Results {
 			res := &r.Results[i]
 			if !res.recorded {
@@ -125,30 +187,52 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Ti
 			if id, ok := incidentByMode[res.Check]; ok && res.Status == Fail {
 				inc = id
 			}
-			var base, lo, hi any
-			if b := res.Baseline; b != nil {
-				base, lo, hi = b.Median, b.Low, b.High
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, res.Metric, res.Subject, store.Timestamp(started), res.Value, string(res.Status), base, lo, hi, inc); err != nil {
-				return fmt.Errorf("record metric %s %s: %w", res.Metric, res.Subject, err)
-			}
+			points = append(points, metricRow{res.Metric, res.Subject, res.Value, res.Status, res.Baseline, inc})
 			for _, x := range res.extra {
-				var xinc, base, lo, hi any
+				var xinc any
 				if id, ok := incidentByMode[res.Check]; ok && x.status == Fail {
 					xinc = id
 				}
-				if b := x.baseline; b != nil {
-					base, lo, hi = b.Median, b.Low, b.High
-				}
-				if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, x.metric, x.subject, store.Timestamp(started), x.value, string(x.status), base, lo, hi, xinc); err != nil {
-					return fmt.Errorf("record metric %s %s: %w", x.metric, x.subject, err)
-				}
+				points = append(points, metricRow{x.metric, x.subject, x.value, x.status, x.baseline, xinc})
 			}
 		}
-		return nil
+		return insertPoints(ctx, tx, runID, r.Asset, started, points)
 	})
+}
+
+// metricRow is one metric_points row of a run.
+type metricRow struct {
+	metric, subject string
+	value           float64
+	status          Status
+	baseline        *Baseline
+	incident        any // the incident id, or nil
+}
+
+// pointsPerInsert bounds one INSERT's rows: 11 placeholders each stays under every engine's limit.
+const pointsPerInsert = 500
+
+// insertPoints writes a run's metric points in one multi-row INSERT per 500 points (one round
+// trip for a run's usual dozen, instead of one per point).
+func insertPoints(ctx context.Context, tx *sql.Tx, runID int64, asset string, at time.Time, points []metricRow) error {
+	for start := 0; start < len(points); start += pointsPerInsert {
+		chunk := points[start:min(start+pointsPerInsert, len(points))]
+		values := make([]string, len(chunk))
+		args := make([]any, 0, 11*len(chunk))
+		for i, pt := range chunk {
+			var base, lo, hi any
+			if b := pt.baseline; b != nil {
+				base, lo, hi = b.Median, b.Low, b.High
+			}
+			values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			args = append(args, runID, asset, pt.metric, pt.subject, store.Timestamp(at), pt.value, string(pt.status), base, lo, hi, pt.incident)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+VALUES `+strings.Join(values, ", "), args...); err != nil {
+			return fmt.Errorf("record %d metric points of run %d: %w", len(chunk), runID, err)
+		}
+	}
+	return nil
 }
 
 // recordError keeps a failed run visible in the history (no points: nothing was measured).
