@@ -174,9 +174,6 @@ type Checker struct {
 	wh   *warehouse.DB
 	hist *History
 	now  func() time.Time
-	// series holds the baselines one run read ahead in one query (set only on a run's own copy
-	// of the checker, see withBaselines); a series not in it is read on its own.
-	series map[seriesKey][]Point
 }
 
 // NewChecker builds a checker; now is the clock every decision uses.
@@ -224,10 +221,6 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep.TimestampColumn = p.tsName
-	c, err = c.withBaselines(ctx, p, req, rep.Asset, started)
-	if err != nil {
-		return nil, err
-	}
 	if err := c.execute(ctx, p, req, rep, started); err != nil {
 		if c.hist != nil {
 			_ = c.hist.recordError(context.WithoutCancel(ctx), rep.Asset, req.Monitor, started, c.now(), req.Window, err)
@@ -478,68 +471,6 @@ var (
 // baselineDepth is how many earlier points of a series a baseline reads (eight weeks of hourly runs).
 const baselineDepth = 24 * 7 * 8
 
-// withBaselines returns a copy of the checker for one run holding every baseline series the plan
-// will judge against, read in one query rather than one per metric. Which series those are
-// follows the results' own metric and subject names; a series this misses is still read, on its
-// own, when its result asks for it.
-func (c *Checker) withBaselines(ctx context.Context, p *plan, req Request, asset string, at time.Time) (*Checker, error) {
-	if c.hist == nil {
-		return c, nil
-	}
-	keys := p.baselineKeys(req, at)
-	if len(keys) == 0 {
-		return c, nil
-	}
-	series, err := c.hist.SeriesBatch(ctx, asset, keys, at, baselineDepth)
-	if err != nil {
-		// An unreadable history fails the run (never a silent pass without a baseline).
-		return nil, fmt.Errorf("baselines of %s: %w", asset, err)
-	}
-	run := *c
-	run.series = series
-	return &run, nil
-}
-
-// baselineKeys lists the series the plan's results judge against their history (fixed
-// thresholds and rules read none).
-func (p *plan) baselineKeys(req Request, now time.Time) []seriesKey {
-	var keys []seriesKey
-	if p.has(Volume) {
-		keys = append(keys, seriesKey{"rows_per_hour", ""})
-	}
-	if p.has(VolumeByHour) {
-		if start, ok := lastCompleteHour(req.Window, now); ok && !p.d.IsDateColumn(p.tf, p.tsType) {
-			keys = append(keys, seriesKey{"rows_in_hour", start.In(req.Window.Location()).Format("15:04")})
-		}
-	}
-	if p.has(Freshness) {
-		keys = append(keys, seriesKey{"freshness_lag_seconds", p.tsName})
-		if p.loadQ != nil {
-			keys = append(keys, seriesKey{"load_lag_seconds", p.loadName})
-		}
-	}
-	if p.has(NullRate) {
-		for _, col := range p.nullCols {
-			if !col.notNull && thresholdFor(req.Thresholds, string(NullRate), col.name) == nil {
-				keys = append(keys, seriesKey{"null_rate", col.name})
-			}
-		}
-	}
-	if p.has(Column) {
-		for _, mc := range p.metricCols {
-			for _, m := range mc.metrics {
-				if thresholdFor(req.Thresholds, string(m), mc.name) == nil {
-					keys = append(keys, seriesKey{string(m), mc.name})
-				}
-			}
-		}
-	}
-	if p.has(Reconcile) && p.recon != nil {
-		keys = append(keys, seriesKey{"reconcile_ratio", p.recon.subject()})
-	}
-	return keys
-}
-
 // lastCompleteHour is the start of the window's last hour that has ended by now, and whether that
 // hour lies inside the window.
 func lastCompleteHour(w Window, now time.Time) (time.Time, bool) {
@@ -555,11 +486,7 @@ func (c *Checker) baseline(ctx context.Context, asset, metric, subject string, a
 	if c.hist == nil {
 		return Baseline{}, false, nil
 	}
-	pts, read := c.series[seriesKey{metric, subject}]
-	var err error
-	if !read {
-		pts, err = c.hist.Series(ctx, asset, metric, subject, at, baselineDepth)
-	}
+	pts, err := c.hist.Series(ctx, asset, metric, subject, at, baselineDepth)
 	if err != nil {
 		// An unreadable history fails the run (never a silent pass without a baseline).
 		return Baseline{}, false, fmt.Errorf("baseline of %s %s: %w", metric, subject, err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
@@ -13,11 +14,54 @@ import (
 
 // History is the check history in the shared store (migration 0003_quality.sql).
 type History struct {
-	st *store.Store
+	st    *store.Store
+	stmts *stmtCache
 }
 
 // NewHistory wraps an open store.
-func NewHistory(st *store.Store) *History { return &History{st: st} }
+func NewHistory(st *store.Store) *History { return &History{st: st, stmts: &stmtCache{db: st.DB}} }
+
+// stmtCache keeps the history's fixed read statements prepared. A run reads one baseline per
+// metric: compiling the baseline query (its two incident subqueries) each time cost more than
+// running it on a short history. database/sql prepares a cached statement again on each pool
+// connection it lands on. (Writes go through the store's writer transaction, a separate pool.)
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// stmtCacheLimit bounds the statements kept (the history's reads have a few fixed texts).
+const stmtCacheLimit = 16
+
+// get returns q prepared, or nil when it cannot be kept (the caller then sends the text).
+func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.stmts[q]; ok {
+		return s
+	}
+	if len(c.stmts) >= stmtCacheLimit {
+		return nil
+	}
+	s, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil // a real error shows when the text itself is sent
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sql.Stmt{}
+	}
+	c.stmts[q] = s
+	return s
+}
+
+// query runs q on the store's pool, prepared when it can be.
+func (h *History) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s := h.stmts.get(ctx, q); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return h.st.DB.QueryContext(ctx, q, args...)
+}
 
 // Series returns the eligible earlier points of one metric, newest first: before `before`, and
 // not inside an incident on the same asset unless it was judged a false positive (an incident
@@ -38,10 +82,14 @@ func (h *History) SeriesByPrefix(ctx context.Context, asset, metric, prefix stri
 }
 
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
-	rows, err := h.st.DB.QueryContext(ctx, `
+	rows, err := h.query(ctx, `
 SELECT p.subject, p.at, p.value FROM metric_points p
 WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
-  AND `+eligiblePoint+`
+  AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
+      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
+  AND NOT EXISTS (SELECT 1 FROM incidents i
+      WHERE i.asset = p.asset AND i.status <> 'false_positive'
+        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))
 ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read check history: %w", err)
@@ -63,71 +111,6 @@ ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), li
 	return out, rows.Err()
 }
 
-// seriesKey names one metric series of an asset.
-type seriesKey struct{ metric, subject string }
-
-// eligiblePoint is the condition Series documents, on metric_points aliased p.
-const eligiblePoint = `(p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
-      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
-  AND NOT EXISTS (SELECT 1 FROM incidents i
-      WHERE i.asset = p.asset AND i.status <> 'false_positive'
-        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at))))`
-
-// seriesBatchSize bounds the series one batched read asks for, so its placeholders stay far
-// below every engine's limit (SQLite's default is 32,766).
-const seriesBatchSize = 200
-
-// SeriesBatch is Series for several series of one asset in one query per 200 series: a run's
-// baselines read together instead of one round trip per metric. Every key asked for is in the
-// answer (empty when it has no eligible point), newest first, at most limit points each.
-func (h *History) SeriesBatch(ctx context.Context, asset string, keys []seriesKey, before time.Time, limit int) (map[seriesKey][]Point, error) {
-	out := make(map[seriesKey][]Point, len(keys))
-	for start := 0; start < len(keys); start += seriesBatchSize {
-		chunk := keys[start:min(start+seriesBatchSize, len(keys))]
-		conds := make([]string, len(chunk))
-		args := []any{asset, store.Timestamp(before)}
-		for i, k := range chunk {
-			conds[i] = "(p.metric = ? AND p.subject = ?)"
-			args = append(args, k.metric, k.subject)
-			out[k] = nil
-		}
-		args = append(args, limit)
-		// ROW_NUMBER per series keeps each series' newest points, as Series' LIMIT does.
-		rows, err := h.st.DB.QueryContext(ctx, `
-SELECT s.metric, s.subject, s.at, s.value FROM (
-  SELECT p.metric, p.subject, p.at, p.value,
-    ROW_NUMBER() OVER (PARTITION BY p.metric, p.subject ORDER BY p.at DESC) AS n
-  FROM metric_points p
-  WHERE p.asset = ? AND p.at < ? AND (`+strings.Join(conds, " OR ")+`)
-    AND `+eligiblePoint+`
-) s WHERE s.n <= ? ORDER BY s.metric, s.subject, s.at DESC`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read check history: %w", err)
-		}
-		err = func() error {
-			defer rows.Close()
-			for rows.Next() {
-				var k seriesKey
-				var at string
-				var v float64
-				if err := rows.Scan(&k.metric, &k.subject, &at, &v); err != nil {
-					return fmt.Errorf("read check history: %w", err)
-				}
-				t, err := store.ParseTimestamp(at)
-				if err != nil {
-					return fmt.Errorf("read check history: %w", err)
-				}
-				out[k] = append(out[k], Point{At: t, Value: v})
-			}
-			return rows.Err()
-		}()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // IncidentRef is an incident a run opened or joined.
 type IncidentRef struct {
 	ID          int64  `json:"id"`
@@ -141,10 +124,11 @@ type IncidentRef struct {
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
 	return h.st.Write(ctx, func(tx *sql.Tx) error {
 		var runID int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
-			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary).Scan(&runID)
-		if err != nil {
+		const insertRun = `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
+		args := []any{r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
+			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary}
+		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&runID); err != nil {
 			return fmt.Errorf("record check run: %w", err)
 		}
 		r.RunID = runID
@@ -227,8 +211,9 @@ func insertPoints(ctx context.Context, tx *sql.Tx, runID int64, asset string, at
 			values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 			args = append(args, runID, asset, pt.metric, pt.subject, store.Timestamp(at), pt.value, string(pt.status), base, lo, hi, pt.incident)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
-VALUES `+strings.Join(values, ", "), args...); err != nil {
+		q := `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+VALUES ` + strings.Join(values, ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("record %d metric points of run %d: %w", len(chunk), runID, err)
 		}
 	}
