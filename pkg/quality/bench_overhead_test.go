@@ -9,7 +9,8 @@ import (
 )
 
 // BenchmarkQualityRunParts splits one "today" run on an indexed table into its parts, so the
-// fixed cost around the warehouse statements can be told apart: resolving the table (cached per
+// fixed cost around the warehouse statements can be told apart: one trivial statement through the
+// handle and through a bare connection, resolving the table (cached per
 // handle), planning (which reads the timestamp's layout), the planned statements alone, and the
 // whole run (which adds the baselines and the history write). DW_BENCH_ROWS sets the size.
 func BenchmarkQualityRunParts(b *testing.B) {
@@ -34,6 +35,24 @@ func BenchmarkQualityRunParts(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			// One trivial statement through the warehouse handle (its statement timeout and, on
+			// PostgreSQL, its own read-only transaction) and through a bare connection.
+			b.Run("select_1_handle", func(b *testing.B) {
+				var one int
+				for b.Loop() {
+					if err := wh.QueryRow(ctx, "SELECT 1", nil, &one); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("select_1_bare", func(b *testing.B) {
+				var one int
+				for b.Loop() {
+					if err := raw.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run("resolve", func(b *testing.B) {
 				for b.Loop() {
 					if _, err := wh.Resolve(ctx, "usage_hourly"); err != nil {
