@@ -15,17 +15,11 @@ import (
 // whole run (which adds the baselines and the history write). DW_BENCH_ROWS sets the size.
 func BenchmarkQualityRunParts(b *testing.B) {
 	n := benchRows(b)
-	first := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
-	until := first.Add(time.Duration(n/1000+1) * time.Hour)
-	today := until.Truncate(24 * time.Hour)
+	_, until, today := benchSpan(n)
 	for _, eng := range []string{"sqlite", "postgres"} {
 		b.Run(eng, func(b *testing.B) {
 			wh, raw, exec := benchTable(b, eng, n)
-			analyze := "ANALYZE"
-			if eng == "postgres" {
-				analyze = "VACUUM ANALYZE usage_hourly"
-			}
-			exec("CREATE INDEX usage_hourly_hour ON usage_hourly (hour)", analyze)
+			exec("CREATE INDEX usage_hourly_hour ON usage_hourly (hour)", benchAnalyze(eng))
 			ctx := context.Background()
 			c := quality.NewChecker(wh, quality.NewHistory(openStoreB(b)), func() time.Time { return until })
 			req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour",

@@ -36,6 +36,9 @@ const stmtCacheLimit = 16
 
 // get returns q prepared, or nil when it cannot be kept (the caller then sends the text).
 func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.stmts[q]; ok {
