@@ -35,24 +35,34 @@ import (
 //	DW_BENCH_ROWS=10000000 go test ./pkg/quality -run '^$' -bench QualityCheck -benchtime 3x -timeout 90m
 func BenchmarkQualityCheck(b *testing.B) {
 	n := benchRows(b)
-	first := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
-	until := first.Add(time.Duration(n/1000+1) * time.Hour)
-	today := until.Truncate(24 * time.Hour)
+	first, until, today := benchSpan(n)
 	for _, eng := range []string{"sqlite", "postgres"} {
 		b.Run(eng, func(b *testing.B) {
 			wh, raw, exec := benchTable(b, eng, n)
 			// First without an index on the timestamp (only the whole table: without an index
 			// every formulation of "today" scans it all), then with one.
 			b.Run("whole_noindex", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, first, until, false) })
-			analyze := "ANALYZE"
-			if eng == "postgres" {
-				analyze = "VACUUM ANALYZE usage_hourly"
-			}
-			exec("CREATE INDEX usage_hourly_hour ON usage_hourly (hour)", analyze)
+			exec("CREATE INDEX usage_hourly_hour ON usage_hourly (hour)", benchAnalyze(eng))
 			b.Run("whole", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, first, until, true) })
 			b.Run("today", func(b *testing.B) { benchQualityWindow(b, eng, wh, raw, today, until, true) })
 		})
 	}
+}
+
+// benchSpan is the time span of the n-row benchmark table: its first hour, the end of its last
+// hour, and the start of "today" (the last calendar day with data).
+func benchSpan(n int) (first, until, today time.Time) {
+	first = time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
+	until = first.Add(time.Duration(n/1000+1) * time.Hour)
+	return first, until, until.Truncate(24 * time.Hour)
+}
+
+// benchAnalyze refreshes the engine's statistics (and on PostgreSQL the visibility map).
+func benchAnalyze(eng string) string {
+	if eng == "postgres" {
+		return "VACUUM ANALYZE usage_hourly"
+	}
+	return "ANALYZE"
 }
 
 // formulation is one hand-written way to compute the check's numbers: its statements, each run

@@ -468,11 +468,25 @@ var (
 	lagPolicy    = Policy{MinPoints: 5, MaxPoints: 60, WarnZ: 3, FailZ: 5, AbsFloor: 300, RelFloor: 0.5, Direction: UpIsBad}
 )
 
+// baselineDepth is how many earlier points of a series a baseline reads (eight weeks of hourly runs).
+const baselineDepth = 24 * 7 * 8
+
+// lastCompleteHour is the start of the window's last hour that has ended by now, and whether that
+// hour lies inside the window.
+func lastCompleteHour(w Window, now time.Time) (time.Time, bool) {
+	end := w.Until
+	if now.Before(end) {
+		end = now
+	}
+	start := end.Truncate(time.Hour).Add(-time.Hour)
+	return start, !start.Before(w.Since)
+}
+
 func (c *Checker) baseline(ctx context.Context, asset, metric, subject string, at time.Time, w Window, pol Policy) (Baseline, bool, error) {
 	if c.hist == nil {
 		return Baseline{}, false, nil
 	}
-	pts, err := c.hist.Series(ctx, asset, metric, subject, at, 24*7*8)
+	pts, err := c.hist.Series(ctx, asset, metric, subject, at, baselineDepth)
 	if err != nil {
 		// An unreadable history fails the run (never a silent pass without a baseline).
 		return Baseline{}, false, fmt.Errorf("baseline of %s %s: %w", metric, subject, err)
@@ -520,13 +534,8 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 // earlier runs (its own series per hour of day): a pipeline that loses its 02:00 batch every night
 // hides inside a daily total, and a quiet night hour must not look like an outage at noon.
 func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) (Result, bool, error) {
-	end := rep.Window.Until
-	if now.Before(end) {
-		end = now
-	}
-	end = end.Truncate(time.Hour)
-	start := end.Add(-time.Hour)
-	if start.Before(rep.Window.Since) || p.d.IsDateColumn(p.tf, p.tsType) {
+	start, inside := lastCompleteHour(rep.Window, now)
+	if !inside || p.d.IsDateColumn(p.tf, p.tsType) {
 		return Result{}, false, nil // no complete hour in the window, or a column of whole days
 	}
 	var rows int64

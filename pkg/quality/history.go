@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
@@ -13,11 +14,57 @@ import (
 
 // History is the check history in the shared store (migration 0003_quality.sql).
 type History struct {
-	st *store.Store
+	st    *store.Store
+	stmts *stmtCache
 }
 
 // NewHistory wraps an open store.
-func NewHistory(st *store.Store) *History { return &History{st: st} }
+func NewHistory(st *store.Store) *History { return &History{st: st, stmts: &stmtCache{db: st.DB}} }
+
+// stmtCache keeps the history's fixed read statements prepared. A run reads one baseline per
+// metric: compiling the baseline query (its two incident subqueries) each time cost more than
+// running it on a short history. database/sql prepares a cached statement again on each pool
+// connection it lands on. (Writes go through the store's writer transaction, a separate pool.)
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// stmtCacheLimit bounds the statements kept (the history's reads have a few fixed texts).
+const stmtCacheLimit = 16
+
+// get returns q prepared, or nil when it cannot be kept (the caller then sends the text).
+func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.stmts[q]; ok {
+		return s
+	}
+	if len(c.stmts) >= stmtCacheLimit {
+		return nil
+	}
+	s, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil // a real error shows when the text itself is sent
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sql.Stmt{}
+	}
+	c.stmts[q] = s
+	return s
+}
+
+// query runs q on the store's pool, prepared when it can be.
+func (h *History) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s := h.stmts.get(ctx, q); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return h.st.DB.QueryContext(ctx, q, args...)
+}
 
 // Series returns the eligible earlier points of one metric, newest first: before `before`, and
 // not inside an incident on the same asset unless it was judged a false positive (an incident
@@ -38,7 +85,7 @@ func (h *History) SeriesByPrefix(ctx context.Context, asset, metric, prefix stri
 }
 
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
-	rows, err := h.st.DB.QueryContext(ctx, `
+	rows, err := h.query(ctx, `
 SELECT p.subject, p.at, p.value FROM metric_points p
 WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
   AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
@@ -80,10 +127,11 @@ type IncidentRef struct {
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
 	return h.st.Write(ctx, func(tx *sql.Tx) error {
 		var runID int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
-			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary).Scan(&runID)
-		if err != nil {
+		const insertRun = `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
+		args := []any{r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
+			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary}
+		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&runID); err != nil {
 			return fmt.Errorf("record check run: %w", err)
 		}
 		r.RunID = runID
@@ -116,6 +164,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Ti
 				r.Incidents = append(r.Incidents, IncidentRef{ID: o.ID, FailureMode: mode, Opened: o.Opened, Summary: summary})
 			}
 		}
+		points := make([]metricRow, 0, len(r.Results))
 		for i := range r.Results {
 			res := &r.Results[i]
 			if !res.recorded {
@@ -125,30 +174,53 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`, r.Asset, monitor, store.Ti
 			if id, ok := incidentByMode[res.Check]; ok && res.Status == Fail {
 				inc = id
 			}
-			var base, lo, hi any
-			if b := res.Baseline; b != nil {
-				base, lo, hi = b.Median, b.Low, b.High
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, res.Metric, res.Subject, store.Timestamp(started), res.Value, string(res.Status), base, lo, hi, inc); err != nil {
-				return fmt.Errorf("record metric %s %s: %w", res.Metric, res.Subject, err)
-			}
+			points = append(points, metricRow{res.Metric, res.Subject, res.Value, res.Status, res.Baseline, inc})
 			for _, x := range res.extra {
-				var xinc, base, lo, hi any
+				var xinc any
 				if id, ok := incidentByMode[res.Check]; ok && x.status == Fail {
 					xinc = id
 				}
-				if b := x.baseline; b != nil {
-					base, lo, hi = b.Median, b.Low, b.High
-				}
-				if _, err := tx.ExecContext(ctx, `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, r.Asset, x.metric, x.subject, store.Timestamp(started), x.value, string(x.status), base, lo, hi, xinc); err != nil {
-					return fmt.Errorf("record metric %s %s: %w", x.metric, x.subject, err)
-				}
+				points = append(points, metricRow{x.metric, x.subject, x.value, x.status, x.baseline, xinc})
 			}
 		}
-		return nil
+		return insertPoints(ctx, tx, runID, r.Asset, started, points)
 	})
+}
+
+// metricRow is one metric_points row of a run.
+type metricRow struct {
+	metric, subject string
+	value           float64
+	status          Status
+	baseline        *Baseline
+	incident        any // the incident id, or nil
+}
+
+// pointsPerInsert bounds one INSERT's rows: 11 placeholders each stays under every engine's limit.
+const pointsPerInsert = 500
+
+// insertPoints writes a run's metric points in one multi-row INSERT per 500 points (one round
+// trip for a run's usual dozen, instead of one per point).
+func insertPoints(ctx context.Context, tx *sql.Tx, runID int64, asset string, at time.Time, points []metricRow) error {
+	for start := 0; start < len(points); start += pointsPerInsert {
+		chunk := points[start:min(start+pointsPerInsert, len(points))]
+		values := make([]string, len(chunk))
+		args := make([]any, 0, 11*len(chunk))
+		for i, pt := range chunk {
+			var base, lo, hi any
+			if b := pt.baseline; b != nil {
+				base, lo, hi = b.Median, b.Low, b.High
+			}
+			values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			args = append(args, runID, asset, pt.metric, pt.subject, store.Timestamp(at), pt.value, string(pt.status), base, lo, hi, pt.incident)
+		}
+		q := `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+VALUES ` + strings.Join(values, ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("record %d metric points of run %d: %w", len(chunk), runID, err)
+		}
+	}
+	return nil
 }
 
 // recordError keeps a failed run visible in the history (no points: nothing was measured).

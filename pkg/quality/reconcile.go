@@ -105,9 +105,9 @@ func (p *plan) buildReconcile(up *warehouse.TableInfo, timeFormat timeFormatFunc
 
 func (c *Checker) reconcileResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time, step func(string)) (Result, error) {
 	rp := p.recon
-	subject, what := rp.upstream, "rows"
+	subject, what := rp.subject(), "rows"
 	if rp.column != "" {
-		subject, what = rp.upstream+"."+rp.upColumn, "sum of "+rp.column
+		what = "sum of " + rp.column
 	}
 	r := Result{Check: string(Reconcile), Metric: "reconcile_ratio", Subject: subject, Unit: "ratio", Status: Pass, SQL: p.profileSQL() + ";\n" + rp.query.sql}
 	rows, err := c.wh.QueryAll(ctx, rp.query.sql, rp.query.args, 1)
@@ -153,4 +153,12 @@ func (c *Checker) reconcileResult(ctx context.Context, p *plan, prof *profile, r
 		r.Why = head + " against " + describe(*r.Baseline, pct, "")
 	}
 	return r, nil
+}
+
+// subject names the reconciliation's series: the upstream table, or its column when a sum is compared.
+func (rp *reconPlan) subject() string {
+	if rp.column != "" {
+		return rp.upstream + "." + rp.upColumn
+	}
+	return rp.upstream
 }

@@ -30,6 +30,7 @@ type DB struct {
 	timeout   time.Duration
 	maxSample int
 	caps      Caps
+	catalog   *catalogCache // resolved tables by name (nil: every Resolve describes)
 }
 
 // Caps bound what one query reads into memory and hands back: a value longer than Value bytes is
@@ -86,7 +87,7 @@ func Connect(c *config.Warehouse) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{Dialect: d, sql: db, timeout: timeout, maxSample: maxSample, caps: caps}, nil
+	return &DB{Dialect: d, sql: db, timeout: timeout, maxSample: maxSample, caps: caps, catalog: newCatalogCache(time.Now)}, nil
 }
 
 // openPostgres sets the session read-only (any write fails with SQLSTATE 25006), the statement

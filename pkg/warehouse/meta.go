@@ -46,6 +46,9 @@ type TableInfo struct {
 	UniqueKeys [][]string `json:"unique_keys,omitempty"`
 	// IndexedColumns lead an index (so max(col) or a range on col is cheap).
 	IndexedColumns []string `json:"indexed_columns,omitempty"`
+	// sqliteStats records that the schema held sqlite_stat1 when the table was described, so the
+	// catalog cache also watches the table's statistics.
+	sqliteStats bool
 }
 
 // Column finds a column by name: the exact name first, then a unique case-insensitive match (the
@@ -146,8 +149,16 @@ func (w *DB) CountRows(ctx context.Context, ref TableRef) (int64, error) {
 	return n, nil
 }
 
-// Resolve is DescribeTable without counting rows: what a check needs before it builds SQL.
+// Resolve is DescribeTable without counting rows: what a check needs before it builds SQL. On
+// SQLite and PostgreSQL the answer is cached per table name on this handle and reused while the
+// catalog's change marker for the table stays the same (catalog_cache.go); the caller owns the
+// copy it gets.
 func (w *DB) Resolve(ctx context.Context, table string) (*TableInfo, error) {
+	return w.cachedResolve(ctx, table)
+}
+
+// resolve reads the table's names, columns, keys, indexes and row estimate from the catalog.
+func (w *DB) resolve(ctx context.Context, table string) (*TableInfo, error) {
 	ref, err := ParseTableRef(table)
 	if err != nil {
 		return nil, err
@@ -308,6 +319,7 @@ func (w *DB) sqliteRowEstimate(ctx context.Context, ti *TableInfo) error {
 	if err := w.QueryRow(ctx, "SELECT count(*) FROM "+schema+".sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'", nil, &has); err != nil || has == 0 {
 		return err
 	}
+	ti.sqliteStats = true
 	rows, err := w.QueryAll(ctx, "SELECT stat FROM "+schema+".sqlite_stat1 WHERE tbl = ? AND (idx IS NULL OR idx IN (SELECT name FROM pragma_index_list(?, ?) WHERE partial = 0))",
 		[]any{ti.Name, ti.Name, ti.Schema}, 1000)
 	if err != nil {

@@ -1,0 +1,172 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// catalogTTL bounds how long a resolved table is trusted at all. Within it a cached table is
+// still checked against the catalog's change marker on every use (see catalogMarker); the TTL
+// covers what the marker cannot see, such as a new table of the same name earlier on
+// PostgreSQL's search_path or in another attached SQLite database.
+const catalogTTL = time.Minute
+
+// catalogLimit bounds the cache; past it the cache starts over (a handle serves a few tables).
+const catalogLimit = 1024
+
+// catalogCache keeps what Resolve learnt per table name on one warehouse handle, so a check run
+// again does not describe the table again: re-describing costs 5–10 catalog queries (about half a
+// millisecond on SQLite, several round trips on PostgreSQL), the marker one.
+type catalogCache struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	entries map[string]catalogEntry
+}
+
+type catalogEntry struct {
+	info   *TableInfo
+	marker string
+	at     time.Time
+}
+
+func newCatalogCache(now func() time.Time) *catalogCache {
+	return &catalogCache{now: now, entries: map[string]catalogEntry{}}
+}
+
+// get returns the entry for name when it is younger than the TTL.
+func (c *catalogCache) get(name string) (catalogEntry, bool) {
+	if c == nil {
+		return catalogEntry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[name]
+	if !ok || c.now().Sub(e.at) >= catalogTTL {
+		return catalogEntry{}, false
+	}
+	return e, true
+}
+
+func (c *catalogCache) put(name string, ti *TableInfo, marker string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= catalogLimit {
+		clear(c.entries)
+	}
+	c.entries[name] = catalogEntry{info: ti.clone(), marker: marker, at: c.now()}
+}
+
+func (c *catalogCache) drop(name string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, name)
+}
+
+// cachedResolve answers Resolve from the cache when the table's change marker has not moved
+// since it was described, and otherwise describes it and remembers it. On a refresh the marker is
+// read before the table is described again, so a change made meanwhile moves the marker past what
+// is cached and the next call describes again.
+func (w *DB) cachedResolve(ctx context.Context, table string) (*TableInfo, error) {
+	if !w.Dialect.hasCatalogMarker() {
+		return w.resolve(ctx, table)
+	}
+	marker := ""
+	if e, ok := w.catalog.get(table); ok {
+		m, err := w.catalogMarker(ctx, e.info)
+		if err == nil && m == e.marker {
+			return e.info.clone(), nil
+		}
+		marker = m // "" after an error (the table may be gone): the describe below says why
+	}
+	ti, err := w.resolve(ctx, table)
+	if err != nil {
+		w.catalog.drop(table)
+		return nil, err
+	}
+	if marker == "" {
+		if marker, err = w.catalogMarker(ctx, ti); err != nil {
+			return ti, nil // served, not cached
+		}
+	}
+	w.catalog.put(table, ti, marker)
+	return ti, nil
+}
+
+// hasCatalogMarker says whether the engine offers a cheap marker of a table's definition.
+// Snowflake has none short of the INFORMATION_SCHEMA reads Resolve itself makes (LAST_ALTERED
+// also moves on DML), so its tables are described on every call.
+func (d Dialect) hasCatalogMarker() bool { return d.Engine == SQLite || d.Engine == Postgres }
+
+// catalogMarker reads a value that changes whenever what Resolve reports about ti may have
+// changed. SQLite: the schema's schema_version, which every CREATE, ALTER and DROP in that schema
+// (attached databases have their own) increments, and which creating sqlite_stat1 moves too;
+// once sqlite_stat1 exists, also the table's rows in it, which a later ANALYZE rewrites without
+// moving schema_version.
+// PostgreSQL: the xmin of the table's pg_class row (rewritten by ALTER TABLE, RENAME, a new
+// column), of each of its pg_index rows (CREATE/DROP INDEX, a constraint's index) and of its
+// pg_attribute rows (a retyped or dropped column, SET/DROP NOT NULL), plus reltuples, which
+// VACUUM and ANALYZE update in place without a new xmin. A dropped or renamed table fails the
+// regclass cast: the caller then describes again and reports what the catalog says.
+func (w *DB) catalogMarker(ctx context.Context, ti *TableInfo) (string, error) {
+	var marker string
+	switch w.Dialect.Engine {
+	case SQLite:
+		schema := w.Dialect.mustQuote(ti.Schema)
+		version := "(SELECT schema_version FROM " + schema + ".pragma_schema_version)"
+		var v int64
+		if !ti.sqliteStats {
+			if err := w.QueryRow(ctx, "SELECT "+version, nil, &v); err != nil {
+				return "", err
+			}
+			return ti.Schema + ":" + strconv.FormatInt(v, 10), nil
+		}
+		var stats sql.NullString
+		if err := w.QueryRow(ctx, "SELECT "+version+", (SELECT group_concat(stat, ';') FROM "+schema+".sqlite_stat1 WHERE tbl = ?)", []any{ti.Name}, &v, &stats); err != nil {
+			return "", err
+		}
+		return ti.Schema + ":" + strconv.FormatInt(v, 10) + ":" + stats.String, nil
+	case Postgres:
+		qt, err := w.Dialect.QuoteTable(TableRef{Schema: ti.Schema, Name: ti.Name})
+		if err != nil {
+			return "", err
+		}
+		err = w.QueryRow(ctx, `SELECT c.oid::text || ':' || c.xmin::text || ':' || c.reltuples::text
+  || ':' || coalesce((SELECT string_agg(i.indexrelid::text || '/' || i.xmin::text || '/' || i.indisvalid::text, ',' ORDER BY i.indexrelid)
+       FROM pg_index i WHERE i.indrelid = c.oid), '')
+  || ':' || coalesce((SELECT max(a.xmin::text::bigint)::text FROM pg_attribute a WHERE a.attrelid = c.oid), '')
+FROM pg_class c WHERE c.oid = $1::regclass`, []any{qt}, &marker)
+		return marker, err
+	}
+	return "", nil
+}
+
+// clone copies ti deeply, so a caller changing its answer (DescribeTable sets the row count)
+// never changes what the cache holds.
+func (ti *TableInfo) clone() *TableInfo {
+	out := *ti
+	if ti.RowCount != nil {
+		n := *ti.RowCount
+		out.RowCount = &n
+	}
+	out.Columns = slices.Clone(ti.Columns)
+	out.PrimaryKey = slices.Clone(ti.PrimaryKey)
+	out.IndexedColumns = slices.Clone(ti.IndexedColumns)
+	out.UniqueKeys = make([][]string, len(ti.UniqueKeys))
+	for i, k := range ti.UniqueKeys {
+		out.UniqueKeys[i] = slices.Clone(k)
+	}
+	if ti.UniqueKeys == nil {
+		out.UniqueKeys = nil
+	}
+	return &out
+}
