@@ -530,7 +530,10 @@ func valueText(v any) string {
 	case nil:
 		return "NULL"
 	case time.Time:
-		return x.UTC().Format(time.RFC3339Nano)
+		// Whole seconds: a warehouse column may keep less precision than the record's
+		// timestamp (TIMESTAMP(0), text without fractions), and rows of one key within a second
+		// are summed alike on both sides.
+		return x.UTC().Truncate(time.Second).Format(time.RFC3339)
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
