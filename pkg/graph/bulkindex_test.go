@@ -38,9 +38,9 @@ func indexDefs(t *testing.T, g *Graph) []string {
 	return out
 }
 
-// Deferred indexes are gone inside the transaction, come back exactly as defined on rebuild, and
-// come back with the rows when the transaction fails; a table holding more rows than the import
-// writes keeps its indexes.
+// Deferred indexes are gone inside the transaction once the import has put enough rows (not
+// before), come back exactly as defined on rebuild, and come back with the rows when the
+// transaction fails; a table holding more rows than the import writes keeps its indexes.
 func TestDeferredIndexesComeBackAsDefined(t *testing.T) {
 	ctx := context.Background()
 	g := newGraph(t, time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC))
@@ -63,8 +63,25 @@ func TestDeferredIndexesComeBackAsDefined(t *testing.T) {
 	boom := errors.New("import failed")
 	err := g.st.Write(ctx, func(tx *sql.Tx) error {
 		// graph_asset_claims holds 2 rows: an import of 1 keeps its index.
-		if _, err := sqliteDeferIndexes(ctx, tx, map[string]int{"graph_edges": 10, "graph_fields": 10, "graph_asset_claims": 1}, 5); err != nil {
+		d, err := newIndexDeferrer(ctx, tx, 5)
+		if err != nil {
 			return err
+		}
+		for _, g := range []struct {
+			table string
+			n     int
+		}{{"graph_edges", 4}, {"graph_asset_claims", 1}} {
+			if err := d.grow(ctx, g.table, g.n); err != nil {
+				return err
+			}
+		}
+		if n := count(tx); n == 0 {
+			t.Errorf("graph_edges indexes dropped after 4 rows of 5")
+		}
+		for _, n := range []int{10, 20} { // the second time, nothing is left to drop
+			if err := d.grow(ctx, "graph_edges", n); err != nil {
+				return err
+			}
 		}
 		if n := count(tx); n != 0 {
 			t.Errorf("graph_edges indexes inside the transaction = %d, want 0", n)
@@ -82,11 +99,14 @@ func TestDeferredIndexesComeBackAsDefined(t *testing.T) {
 		t.Fatalf("after a failed import: %q, want %q", after, before)
 	}
 	if err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		rebuild, err := sqliteDeferIndexes(ctx, tx, map[string]int{"graph_edges": 10}, 5)
+		d, err := newIndexDeferrer(ctx, tx, 5)
 		if err != nil {
 			return err
 		}
-		return rebuild(ctx)
+		if err := d.grow(ctx, "graph_edges", 10); err != nil {
+			return err
+		}
+		return d.rebuild(ctx)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,12 @@
 package graph
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -93,72 +90,137 @@ func (g *Graph) Import(ctx context.Context, b Batch) (ImportResult, error) {
 	if err := checkImportBatch(b.Source, &b, &res); err != nil {
 		return ImportResult{}, err
 	}
-	// Already decoded: nothing to spill, the write transaction is all that is left.
-	return g.writeImport(ctx, b.ObservedAt, res, func(fn func(Batch) error) error { return fn(b) })
+	// Already decoded and checked: the write transaction is all that is left.
+	err := g.writeImport(ctx, b.ObservedAt, &res, func(write func(Batch) error) error { return write(b) })
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
 }
+
+// overlapDepth is the most batches an overlapped import holds decoded but not yet written.
+const overlapDepth = 2
 
 // ImportBatches is Import for a view too large to hold as one Batch: fill hands the view to put
 // batch by batch, and all of it is recorded in one transaction, as observed at observedAt (zero:
 // the graph's clock; a batch's own ObservedAt is ignored). A batch's Source must be source or
-// empty. fill runs before the write transaction begins: each batch is checked and spilled to a
-// temporary file, so the store's write lock is held only while the spilled batches are written,
-// never while a large artifact is being decoded, and other writers do not wait on the decoding.
-// What tells the rows this import asserted from those it did not is kept in a temporary table of
-// the store's connection, so memory does not grow with the view.
+// empty; a batch that fails its checks fails the import, which then writes nothing.
+//
+// The write transaction begins before fill is called, and fill runs on a goroutine of its own
+// while the batches it has put are written on this one (at most overlapDepth wait), so decoding
+// and writing share the machine's cores instead of taking turns: the import takes about as long as
+// the longer of the two instead of their sum. The price is that the store's write lock is held
+// while fill runs: another writer waits for the import's commit (or its failure), which takes
+// about as long as writing the batches alone would, as long as fill produces them at least as fast
+// as they are written. Whatever a caller can do before it has the first batch (such as
+// dbt.Open's index pass) belongs before ImportBatches, where it holds no lock. fill must not write
+// to the store itself: it would wait for this import's lock. What tells the rows this import
+// asserted from those it did not is kept in a temporary table of the store's connection, so memory
+// does not grow with the view.
 func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
 	if strings.TrimSpace(source) == "" {
 		return ImportResult{}, errors.New("graph: import has no source; name who asserts it (e.g. dbt:manifest/billing)")
 	}
 	res := ImportResult{Source: source}
-	sp, err := newSpill()
+	err := g.writeImport(ctx, observedAt, &res, func(write func(Batch) error) error {
+		return overlap(fill, func(b Batch) error {
+			if err := checkImportBatch(source, &b, &res); err != nil {
+				return err
+			}
+			return write(b)
+		})
+	})
 	if err != nil {
 		return ImportResult{}, err
 	}
-	defer sp.close()
-	if err := fill(func(b Batch) error {
-		if err := checkImportBatch(source, &b, &res); err != nil {
-			return err
-		}
-		return sp.put(b)
-	}); err != nil {
-		return ImportResult{}, err
-	}
-	return g.writeImport(ctx, observedAt, res, sp.each)
+	return res, nil
 }
 
-// writeImport records the checked batches each hands out as the complete view of res.Source, in one
-// write transaction; res carries their counts and warnings.
-func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res ImportResult, each func(func(Batch) error) error) (ImportResult, error) {
+// errOverlapStopped is what an overlapped fill's put returns once writing has failed.
+var errOverlapStopped = errors.New("graph: import stopped: writing a batch failed")
+
+// overlap runs fill on a goroutine of its own and hands each batch it puts to write on this one,
+// in order, holding at most overlapDepth batches in between. Once write fails, fill's put returns
+// errOverlapStopped and write is called no more; overlap returns write's error first, else fill's,
+// and only after fill has returned. A panic in fill comes back as an error, so the transaction
+// around overlap is rolled back.
+func overlap(fill func(put func(Batch) error) error, write func(Batch) error) error {
+	batches := make(chan Batch, overlapDepth)
+	stop := make(chan struct{})
+	filled := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		defer func() {
+			if p := recover(); p != nil {
+				filled <- fmt.Errorf("graph: import fill panicked: %v\n%s", p, debug.Stack())
+			}
+		}()
+		filled <- fill(func(b Batch) error {
+			select {
+			case batches <- b:
+				return nil
+			case <-stop:
+				return errOverlapStopped
+			}
+		})
+	}()
+	var writeErr error
+	for b := range batches {
+		if writeErr != nil {
+			continue // drain until fill sees the stop
+		}
+		if writeErr = write(b); writeErr != nil {
+			close(stop)
+		}
+	}
+	fillErr := <-filled
+	if writeErr != nil {
+		return writeErr
+	}
+	return fillErr
+}
+
+// writeImport records the batches each hands to write as the complete view of res.Source, in one
+// write transaction; checking them and counting them into res is the caller's.
+func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res *ImportResult, each func(write func(Batch) error) error) error {
 	if observedAt.IsZero() {
 		observedAt = g.now()
 	}
-	err := g.st.Write(ctx, func(tx *sql.Tx) error {
-		w, err := newBatchWriter(ctx, tx, g.st.Dialect(), res.Source, store.Timestamp(observedAt), true)
+	source := res.Source
+	return g.st.Write(ctx, func(tx *sql.Tx) error {
+		w, err := newBatchWriter(ctx, tx, g.st.Dialect(), source, store.Timestamp(observedAt), true)
 		if err != nil {
 			return err
 		}
 		defer w.close()
 		// A source's first import inserts every row it writes; a re-import mostly updates rows in
 		// place, which leaves the secondary indexes alone, so only the first defers them.
-		rebuild := func(context.Context) error { return nil }
+		var bulk *indexDeferrer
 		if !w.track && g.st.Dialect() == store.SQLite {
-			if rebuild, err = sqliteDeferIndexes(ctx, tx, map[string]int{
-				"graph_asset_claims": res.Assets, "graph_fields": res.Fields, "graph_edges": res.Edges}, bulkIndexMinRows); err != nil {
+			if bulk, err = newIndexDeferrer(ctx, tx, bulkIndexMinRows); err != nil {
 				return err
 			}
 		}
-		if err := each(func(b Batch) error { return w.put(ctx, b) }); err != nil {
+		var claims, fields, edges int // rows put so far
+		if err := each(func(b Batch) error {
+			claims, fields, edges = claims+len(b.Assets), fields+len(b.Fields), edges+len(b.Edges)
+			for _, t := range []struct {
+				table string
+				n     int
+			}{{"graph_asset_claims", claims}, {"graph_fields", fields}, {"graph_edges", edges}} {
+				if err := bulk.grow(ctx, t.table, t.n); err != nil {
+					return err
+				}
+			}
+			return w.put(ctx, b)
+		}); err != nil {
 			return err
 		}
-		if err := rebuild(ctx); err != nil {
+		if err := bulk.rebuild(ctx); err != nil {
 			return err
 		}
-		return w.finish(ctx, &res)
+		return w.finish(ctx, res)
 	})
-	if err != nil {
-		return ImportResult{}, err
-	}
-	return res, nil
 }
 
 // checkImportBatch gives b the import's source (refusing another's), validates it and counts it.
@@ -175,79 +237,6 @@ func checkImportBatch(source string, b *Batch, res *ImportResult) error {
 	res.Assets, res.Fields, res.Edges = res.Assets+len(b.Assets), res.Fields+len(b.Fields), res.Edges+len(b.Edges)
 	res.Warnings = append(res.Warnings, b.Warnings...)
 	return nil
-}
-
-// spill holds an import's checked batches in a temporary file (gob, one value per batch) between
-// decoding them and writing them, so neither the decoding holds the write lock nor the whole view
-// memory. The file is removed on close.
-type spill struct {
-	f   *os.File
-	buf *bufio.Writer
-	enc *gob.Encoder
-	n   int
-}
-
-func newSpill() (*spill, error) {
-	f, err := os.CreateTemp("", "dw-graph-import-*.gob")
-	if err != nil {
-		return nil, fmt.Errorf("graph: import spill file: %w", err)
-	}
-	buf := bufio.NewWriterSize(f, 1<<20)
-	return &spill{f: f, buf: buf, enc: gob.NewEncoder(buf)}, nil
-}
-
-func (s *spill) put(b Batch) error {
-	if err := s.enc.Encode(&b); err != nil {
-		return fmt.Errorf("graph: spill import batch to %s: %w", s.f.Name(), err)
-	}
-	s.n++
-	return nil
-}
-
-// each decodes the spilled batches in order and hands each to fn.
-func (s *spill) each(fn func(Batch) error) error {
-	if err := s.buf.Flush(); err != nil {
-		return fmt.Errorf("graph: spill import batches to %s: %w", s.f.Name(), err)
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), err)
-	}
-	// The next batch is decoded while fn writes the last one: the write transaction waits on
-	// SQLite alone.
-	dec := gob.NewDecoder(bufio.NewReaderSize(s.f, 1<<20))
-	batches, stop := make(chan Batch, 1), make(chan struct{})
-	var decErr error
-	go func() {
-		defer close(batches)
-		for range s.n {
-			var b Batch
-			if decErr = dec.Decode(&b); decErr != nil {
-				decErr = fmt.Errorf("graph: read import spill %s: %w", s.f.Name(), decErr)
-				return
-			}
-			select {
-			case batches <- b:
-			case <-stop:
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		for range batches { // wait for the decoder to stop
-		}
-	}()
-	for b := range batches {
-		if err := fn(b); err != nil {
-			return err
-		}
-	}
-	return decErr
-}
-
-func (s *spill) close() {
-	s.f.Close()
-	os.Remove(s.f.Name())
 }
 
 // MarkStale marks stale every claim, field and edge of source that seen does not contain. Field
