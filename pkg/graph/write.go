@@ -278,6 +278,9 @@ type batchWriter struct {
 	staleBefore    int64
 	staleIDs       []int64 // the source's stale edges before (nil past maxLoggedChanges)
 	seen           [4][]int64
+	// rows is the JSON of the statement being built; its buffer is reused by every statement
+	// (growing it afresh for each cost a large import as much garbage as its decoding).
+	rows jsonRows
 }
 
 const (
@@ -390,7 +393,7 @@ func (w *batchWriter) close() {
 // upsert runs one of the prepared batch upserts over n rows, add writing row i, upsertChunk rows
 // a statement, and, in an import that tracks them, records the rows it wrote.
 func (w *batchWriter) upsert(ctx context.Context, st *sql.Stmt, kind int, rows []int, add func(i int, r *jsonRows)) error {
-	var r jsonRows
+	r := &w.rows
 	for k, i := range rows {
 		add(i, r.row())
 		if r.n == upsertChunk || k == len(rows)-1 {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -359,9 +360,20 @@ func (imp *importer) flush(last bool) error {
 	if err := imp.put(*b); err != nil {
 		return err
 	}
-	imp.b = graph.Batch{Source: b.Source}
+	if last {
+		imp.b = graph.Batch{Source: b.Source}
+		return nil
+	}
+	// The next batch will be about as large as this one: sized so, merging entries into it does
+	// not grow (and copy) its slices again and again.
+	imp.b = graph.Batch{Source: b.Source, Assets: make([]graph.Asset, 0, room(len(b.Assets))),
+		Fields: make([]graph.Field, 0, room(len(b.Fields))), Edges: make([]graph.Edge, 0, room(len(b.Edges)))}
 	return nil
 }
+
+// room is the capacity for a batch's rows of one kind when the last batch had n: n and an eighth,
+// since a batch is handed on only once it passes batchSize rows, by up to one entry's rows.
+func room(n int) int { return n + n/8 }
 
 func (imp *importer) source(n *Node) {
 	imp.node(n, graph.KindDBTSource)
@@ -651,7 +663,13 @@ func (imp *importer) columnLineage(n *Node) {
 		}
 		return graph.WarehouseURN(imp.engine, table...)
 	}
-	seen := map[graph.EdgeKey]bool{}
+	// At most one edge per source of each column and per indirect source: room for them up front.
+	most := len(lin.Indirect)
+	for _, c := range lin.Columns {
+		most += len(c.Sources)
+	}
+	imp.b.Edges = slices.Grow(imp.b.Edges, most)
+	seen := make(map[graph.EdgeKey]bool, most)
 	add := func(e graph.Edge) {
 		if e.From.Asset == e.To.Asset || seen[e.Key()] {
 			return
