@@ -187,7 +187,10 @@ func (g *Graph) writeImport(ctx context.Context, observedAt time.Time, res *Impo
 		observedAt = g.now()
 	}
 	source := res.Source
-	return g.st.Write(ctx, func(tx *sql.Tx) error {
+	// Every asset id the batch writer puts in a claim, field or edge comes from graph_assets in
+	// this transaction (idCache.resolve checks each one was found), so SQLite need not look each
+	// reference up again.
+	return g.st.WriteWithoutReferenceChecks(ctx, func(tx *sql.Tx) error {
 		w, err := newBatchWriter(ctx, tx, g.st.Dialect(), source, store.Timestamp(observedAt), true)
 		if err != nil {
 			return err

@@ -321,3 +321,28 @@ func TestDerivedIsMadeOncePerHandle(t *testing.T) {
 		t.Fatalf("two handles shared a derived value (made %d)", made)
 	}
 }
+
+// A write without reference checks does not check foreign keys inside it, and every write after it
+// checks them again (on the same single writer connection).
+func TestWriteWithoutReferenceChecksIsConfinedToItsTransaction(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	bad := `INSERT INTO graph_fields (asset_id, path, source, observed_at) VALUES (424242, 'c', 's', 't')`
+	if err := st.WriteWithoutReferenceChecks(ctx, func(tx *sql.Tx) error {
+		var fk int
+		if err := tx.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 0 {
+			return fmt.Errorf("foreign_keys inside = %d, %v; want 0", fk, err)
+		}
+		_, err := tx.ExecContext(ctx, bad)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, strings.Replace(bad, "'c'", "'d'", 1))
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("a write after it with a dangling reference: %v, want a FOREIGN KEY failure", err)
+	}
+}
