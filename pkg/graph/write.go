@@ -114,7 +114,7 @@ const overlapDepth = 2
 // about as long as writing the batches alone would, as long as fill produces them at least as fast
 // as they are written. Whatever a caller can do before it has the first batch (such as
 // dbt.Open's index pass) belongs before ImportBatches, where it holds no lock. fill must not write
-// to the store itself: it would wait for this import's lock. What tells the rows this import
+// to the store itself (it would wait for this import's lock), nor call put after it has returned. What tells the rows this import
 // asserted from those it did not is kept in a temporary table of the store's connection, so memory
 // does not grow with the view.
 func (g *Graph) ImportBatches(ctx context.Context, source string, observedAt time.Time, fill func(put func(Batch) error) error) (ImportResult, error) {
