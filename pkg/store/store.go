@@ -229,8 +229,16 @@ func (s *Store) WriteWithoutReferenceChecks(ctx context.Context, fn func(*sql.Tx
 	return s.run(ctx, tx, fn)
 }
 
-// run runs fn in the write transaction tx, committing when fn returns nil.
-func (s *Store) run(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
+// run runs fn in the write transaction tx, committing when fn returns nil. A panic in fn rolls
+// the transaction back before it goes on up: a server that recovers a tool's panic must not be
+// left holding the single writer connection in an open transaction that every later write waits on.
+func (s *Store) run(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) (err error) {
+	ended := false // set once fn has returned: from then on each path ends the transaction itself
+	defer func() {
+		if !ended {
+			_ = tx.Rollback() // only reached by a panic; the error paths below roll back themselves
+		}
+	}()
 	if s.dialect == PostgreSQL {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, writeLockKey); err != nil {
 			_ = tx.Rollback()
@@ -241,6 +249,7 @@ func (s *Store) run(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) err
 		_ = tx.Rollback()
 		return err
 	}
+	ended = true
 	if err := tx.Commit(); err != nil {
 		return s.wrapBusy(fmt.Errorf("store: commit: %w", err))
 	}

@@ -107,6 +107,42 @@ func testWriteRollsBackOnError(t *testing.T, d Dialect) {
 	}
 }
 
+func TestWriteRollsBackOnPanic(t *testing.T) { engines(t, testWriteRollsBackOnPanic) }
+
+// A panic inside a write (recovered above, as a server recovers a tool's) leaves no transaction
+// open: its rows are gone and the next write gets the writer connection.
+func testWriteRollsBackOnPanic(t *testing.T, d Dialect) {
+	st := openOn(t, d)
+	ctx := context.Background()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not reach the caller")
+			}
+		}()
+		_ = st.Write(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.Exec(`INSERT INTO tool_calls(at, agent, tool, outcome, duration_ms, args_sha256) VALUES ('t','a','x','ok',1,'h')`); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	if n, _ := st.CountToolCalls(ctx, ""); n != 0 {
+		t.Fatalf("%d rows after the panic", n)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := st.Write(wctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO tool_calls(at, agent, tool, outcome, duration_ms, args_sha256) VALUES ('t','a','y','ok',1,'h')`)
+		return err
+	}); err != nil {
+		t.Fatalf("write after the panic: %v", err)
+	}
+	if n, _ := st.CountToolCalls(ctx, ""); n != 1 {
+		t.Fatalf("%d rows after the second write, want 1", n)
+	}
+}
+
 func TestCorruptFileIsAClearError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dw.db")
 	if err := os.WriteFile(path, []byte(strings.Repeat("this is not sqlite ", 400)), 0o600); err != nil {
