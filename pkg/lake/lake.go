@@ -1,9 +1,11 @@
 // Package lake reads Iceberg tables where they land (Tableflow's, or any writer's): the catalog
 // (REST with OAuth client credentials, AWS Glue, a SQL catalog database, or a warehouse path),
 // snapshots as load history, the schema each snapshot was written with, and manifest column
-// metrics through the Apache Iceberg Go library's manifest reader. A null rate or row count over
-// recent data files comes from metadata alone where the metrics exist; only files without them
-// are read.
+// metrics. Metadata JSON, manifest lists and manifests (Avro, decoded by hamba/avro) are read by
+// this package itself; iceberg-go gives only the file IO (local files and S3), because its root
+// package's initialisers cost every start of the agents that link the lake. A null rate or row
+// count over recent data files comes from metadata alone where the metrics exist; only files
+// without them are read.
 package lake
 
 import (

@@ -10,27 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 )
-
-// readManifestList reads the snapshot's manifest list.
-func readManifestList(fs iceio.IO, snap *Snapshot) ([]iceberg.ManifestFile, error) {
-	if snap.ManifestList == "" {
-		return nil, fmt.Errorf("snapshot %d has no manifest-list (format v1 inline manifests are not read)", snap.SnapshotID)
-	}
-	f, err := fs.Open(snap.ManifestList)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return iceberg.ReadManifestList(f)
-}
 
 // scanLacking reads, file by file, only the columns a file has no metrics for, and counts them.
 // Columns are matched by Iceberg field id (written into the Parquet schema), else by name; a
 // column the file does not have (added after it was written) is null in each of its rows.
-func scanLacking(ctx context.Context, t *Table, fields []iceberg.NestedField, stats []ColumnStats, values []bool, lacking map[string][]int) error {
+func scanLacking(ctx context.Context, t *Table, fields []Field, stats []ColumnStats, values []bool, lacking map[string][]int) error {
 	fs, err := t.FS(ctx)
 	if err != nil {
 		return fmt.Errorf("lake: open the file IO of %s: %w", t.name(), err)
@@ -43,7 +29,7 @@ func scanLacking(ctx context.Context, t *Table, fields []iceberg.NestedField, st
 	return nil
 }
 
-func scanFile(ctx context.Context, fs iceio.IO, path string, fields []iceberg.NestedField, stats []ColumnStats, values []bool, idx []int) error {
+func scanFile(ctx context.Context, fs iceio.IO, path string, fields []Field, stats []ColumnStats, values []bool, idx []int) error {
 	f, err := fs.Open(path)
 	if err != nil {
 		return err
