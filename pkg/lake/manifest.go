@@ -6,14 +6,13 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/hamba/avro/v2"
-	"github.com/hamba/avro/v2/ocf"
 )
 
-// Manifest lists and manifests are Avro object container files. They are decoded here by each
-// file's own writer schema (in its header), into structs that name only the fields the lake
-// reads (spec: "Manifest Lists", "Manifests"); fields a version lacks stay zero, fields we do not
-// name are skipped. Nothing is parsed before the first read, unlike iceberg-go's root package,
-// whose initialiser parsed every manifest schema at each start.
+// Manifest lists and manifests are Avro object container files (see decodeAvroFile). They are
+// decoded by each file's own writer schema (in its header), into structs that name only the
+// fields the lake reads (spec: "Manifest Lists", "Manifests"); fields a version lacks stay zero,
+// fields we do not name are skipped. Nothing is parsed before the first read, unlike iceberg-go's
+// root package, whose initialiser parsed every manifest schema at each start.
 
 // manifestFile is one entry of a manifest list.
 type manifestFile struct {
@@ -103,7 +102,7 @@ func readManifestList(fs iceio.IO, snap *Snapshot) ([]manifestFile, error) {
 
 func decodeManifestList(r io.Reader) ([]manifestFile, error) {
 	var out []manifestFile
-	err := decodeAvroFile(r, func(dec *ocf.Decoder) error {
+	err := decodeAvroFile(r, func(dec *avro.Decoder) error {
 		var m manifestFile
 		if err := dec.Decode(&m); err != nil {
 			return err
@@ -131,7 +130,7 @@ func readManifest(fs iceio.IO, m manifestFile) ([]manifestEntry, error) {
 func decodeManifest(r io.Reader, addedBy any) ([]manifestEntry, error) {
 	added, hasAdded := optionalLong(addedBy)
 	var out []manifestEntry
-	err := decodeAvroFile(r, func(dec *ocf.Decoder) error {
+	err := decodeAvroFile(r, func(dec *avro.Decoder) error {
 		var e manifestEntry
 		if err := dec.Decode(&e); err != nil {
 			return err
@@ -168,29 +167,4 @@ func optionalLong(v any) (n int64, ok bool) {
 		return n, ok
 	}
 	return 0, false
-}
-
-// decodeAvroFile calls each for every record of an Avro object container file. Each file's
-// schema is parsed into a cache of its own: Iceberg names its records after field ids ("r102" is
-// every table's partition record, with different fields), so a shared cache would resolve one
-// file's names to another's.
-//
-// A malformed file can make the container reader panic (a negative block size reaches make);
-// that is returned as an error, since a manifest is the table writer's input, not ours.
-func decodeAvroFile(r io.Reader, each func(*ocf.Decoder) error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("malformed Avro file: %v", p)
-		}
-	}()
-	dec, err := ocf.NewDecoder(r, ocf.WithDecoderSchemaCache(&avro.SchemaCache{}))
-	if err != nil {
-		return err
-	}
-	for dec.HasNext() {
-		if err := each(dec); err != nil {
-			return err
-		}
-	}
-	return dec.Error()
 }

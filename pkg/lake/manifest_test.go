@@ -2,6 +2,7 @@ package lake
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/hamba/avro/v2/ocf"
@@ -48,8 +49,15 @@ const (
 
 func avroFile(t testing.TB, schema string, records ...any) []byte {
 	t.Helper()
+	return avroFileWith(t, ocf.Deflate, schema, records...)
+}
+
+// avroFileWith writes records with hamba/avro's container writer, which is independent of our
+// reader, in blocks of two records.
+func avroFileWith(t testing.TB, codec ocf.CodecName, schema string, records ...any) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	enc, err := ocf.NewEncoder(schema, &buf, ocf.WithCodec(ocf.Deflate))
+	enc, err := ocf.NewEncoder(schema, &buf, ocf.WithCodec(codec), ocf.WithBlockLength(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +173,26 @@ func TestDecodeManifestNegativeBlockSize(t *testing.T) {
 	data := append(avroFile(t, manifestListV2Schema), 0x02, 0x01)
 	if _, err := decodeManifestList(bytes.NewReader(data)); err == nil {
 		t.Fatal("a negative block size decoded")
+	}
+}
+
+// Every codec the reader takes, over several blocks; a codec it does not take is an error.
+func TestDecodeAvroCodecs(t *testing.T) {
+	var records []any
+	for i := range 5 {
+		records = append(records, map[string]any{"manifest_path": fmt.Sprintf("m%d.avro", i), "content": 0, "added_snapshot_id": int64(i)})
+	}
+	for _, codec := range []ocf.CodecName{ocf.Null, ocf.Deflate, ocf.Snappy, ocf.ZStandard} {
+		got, err := decodeManifestList(bytes.NewReader(avroFileWith(t, codec, manifestListV2Schema, records...)))
+		if err != nil || len(got) != 5 || got[4].Path != "m4.avro" {
+			t.Errorf("%s: %+v, %v", codec, got, err)
+		}
+	}
+	data := avroFileWith(t, ocf.Null, manifestListV2Schema, records...)
+	if _, err := decodeManifestList(bytes.NewReader(bytes.Replace(data, []byte("null"), []byte("bzip"), 1))); err == nil {
+		t.Error("an unknown codec decoded")
+	}
+	if _, err := decodeManifestList(bytes.NewReader(data[:len(data)-3])); err == nil {
+		t.Error("a truncated file decoded")
 	}
 }
