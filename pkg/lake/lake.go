@@ -14,9 +14,6 @@ import (
 	"fmt"
 	"strings"
 
-	iceio "github.com/apache/iceberg-go/io"
-	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO (Tableflow lands in S3)
-
 	"github.com/dataworkers/dw/pkg/config"
 )
 
@@ -158,7 +155,7 @@ func (l *Lake) load(ctx context.Context, id []string) (*Table, error) {
 		if loc == "" {
 			return nil, fmt.Errorf("the catalog gives no metadata location")
 		}
-		fs, err := iceio.LoadFS(ctx, props, loc)
+		fs, err := loadFS(ctx, props, loc)
 		if err != nil {
 			return nil, fmt.Errorf("open the file IO for %s: %w", loc, err)
 		}

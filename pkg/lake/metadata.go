@@ -156,7 +156,7 @@ func (t *Table) CurrentSnapshot() *Snapshot {
 
 // FS opens the file IO for the table's files.
 func (t *Table) FS(ctx context.Context) (iceio.IO, error) {
-	return iceio.LoadFS(ctx, t.ioProps, t.meta.Location)
+	return loadFS(ctx, t.ioProps, t.meta.Location)
 }
 
 func (t *Table) name() string { return strings.Join(t.id, ".") }
