@@ -61,14 +61,24 @@ func decodeBound(t Type, b []byte) (v float64, ok bool) {
 		if len(b) == 0 || len(b) > 16 {
 			return 0, false
 		}
-		unscaled := new(big.Int).SetBytes(b)
-		if b[0]&0x80 != 0 { // negative: subtract 2^(8·len)
-			unscaled.Sub(unscaled, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-		}
-		scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil)
-		v, _ = new(big.Rat).SetFrac(unscaled, scale).Float64()
+		v = decimalFloat(twosComplement(b), t.Scale)
 	default:
 		return 0, false
 	}
 	return v, !math.IsNaN(v)
+}
+
+// twosComplement reads a big-endian two's complement integer (an empty slice is 0).
+func twosComplement(b []byte) *big.Int {
+	u := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 { // negative: subtract 2^(8·len)
+		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return u
+}
+
+// decimalFloat is unscaled·10^-scale, correctly rounded to a float64.
+func decimalFloat(unscaled *big.Int, scale int) float64 {
+	v, _ := new(big.Rat).SetFrac(unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)).Float64()
+	return v
 }
