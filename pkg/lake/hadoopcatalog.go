@@ -24,7 +24,7 @@ func openHadoopCatalog(ctx context.Context, warehouse string, props map[string]s
 	if warehouse == "" {
 		return nil, fmt.Errorf("set lake.warehouse to the warehouse path (file:///data/lake, s3://bucket/lake)")
 	}
-	fsys, err := iceio.LoadFS(ctx, props, warehouse)
+	fsys, err := loadFS(ctx, props, warehouse)
 	if err != nil {
 		return nil, fmt.Errorf("open the warehouse %s: %w", warehouse, err)
 	}

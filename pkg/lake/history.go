@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/apache/iceberg-go"
 )
 
 // Load is one snapshot read as a load: when it was committed and what it added.
@@ -90,12 +88,12 @@ func SchemaHistory(t *Table) []SchemaChange {
 	return out
 }
 
-func diffSchemas(from, to *iceberg.Schema, at Load, fromID, toID int) []SchemaChange {
+func diffSchemas(from, to *Schema, at Load, fromID, toID int) []SchemaChange {
 	if from == nil || to == nil {
 		return nil
 	}
-	fields := func(s *iceberg.Schema) map[int]iceberg.NestedField {
-		m := map[int]iceberg.NestedField{}
+	fields := func(s *Schema) map[int]Field {
+		m := map[int]Field{}
 		for _, f := range s.Fields() {
 			m[f.ID] = f
 		}
@@ -103,7 +101,7 @@ func diffSchemas(from, to *iceberg.Schema, at Load, fromID, toID int) []SchemaCh
 	}
 	a, b := fields(from), fields(to)
 	var out []SchemaChange
-	mk := func(change string, f iceberg.NestedField) SchemaChange {
+	mk := func(change string, f Field) SchemaChange {
 		return SchemaChange{Change: change, Field: f.Name, FieldID: f.ID, Type: f.Type.String(), SnapshotID: at.SnapshotID, At: at.CommittedAt,
 			FromSchema: fromID, ToSchema: toID}
 	}

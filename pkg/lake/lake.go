@@ -1,9 +1,11 @@
 // Package lake reads Iceberg tables where they land (Tableflow's, or any writer's): the catalog
 // (REST with OAuth client credentials, AWS Glue, a SQL catalog database, or a warehouse path),
 // snapshots as load history, the schema each snapshot was written with, and manifest column
-// metrics through the Apache Iceberg Go library's manifest reader. A null rate or row count over
-// recent data files comes from metadata alone where the metrics exist; only files without them
-// are read.
+// metrics. Metadata JSON, manifest lists and manifests (Avro, decoded by hamba/avro) are read by
+// this package itself; iceberg-go gives only the file IO (local files and S3), because its root
+// package's initialisers cost every start of the agents that link the lake. A null rate or row
+// count over recent data files comes from metadata alone where the metrics exist; only files
+// without them are read.
 package lake
 
 import (
@@ -11,9 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	iceio "github.com/apache/iceberg-go/io"
-	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO (Tableflow lands in S3)
 
 	"github.com/dataworkers/dw/pkg/config"
 )
@@ -156,7 +155,7 @@ func (l *Lake) load(ctx context.Context, id []string) (*Table, error) {
 		if loc == "" {
 			return nil, fmt.Errorf("the catalog gives no metadata location")
 		}
-		fs, err := iceio.LoadFS(ctx, props, loc)
+		fs, err := loadFS(ctx, props, loc)
 		if err != nil {
 			return nil, fmt.Errorf("open the file IO for %s: %w", loc, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 )
 
@@ -30,8 +29,8 @@ type Metadata struct {
 	Location          string            `json:"location"`
 	LastUpdatedMs     int64             `json:"last-updated-ms"`
 	CurrentSchemaID   *int              `json:"current-schema-id"`
-	SchemaList        []*iceberg.Schema `json:"schemas"`
-	LegacySchema      *iceberg.Schema   `json:"schema"`
+	SchemaList        []*Schema         `json:"schemas"`
+	LegacySchema      *Schema           `json:"schema"`
 	CurrentSnapshotID *int64            `json:"current-snapshot-id"`
 	SnapshotList      []Snapshot        `json:"snapshots"`
 	Properties        map[string]string `json:"properties"`
@@ -65,7 +64,7 @@ func ParseMetadata(data []byte) (*Metadata, error) {
 		return nil, fmt.Errorf("table metadata: format-version %d is not 1, 2 or 3", m.FormatVersion)
 	}
 	if len(m.SchemaList) == 0 && m.LegacySchema != nil {
-		m.SchemaList = []*iceberg.Schema{m.LegacySchema}
+		m.SchemaList = []*Schema{m.LegacySchema}
 		id := m.LegacySchema.ID
 		m.CurrentSchemaID = &id
 	}
@@ -84,7 +83,7 @@ func ParseMetadata(data []byte) (*Metadata, error) {
 	return &m, nil
 }
 
-func (m *Metadata) schema(id int) *iceberg.Schema {
+func (m *Metadata) schema(id int) *Schema {
 	for _, s := range m.SchemaList {
 		if s.ID == id {
 			return s
@@ -136,11 +135,11 @@ func (t *Table) MetadataLocation() string { return t.metadataLoc }
 func (t *Table) Metadata() *Metadata { return t.meta }
 
 // Schema is the table's current schema.
-func (t *Table) Schema() *iceberg.Schema { return t.meta.schema(*t.meta.CurrentSchemaID) }
+func (t *Table) Schema() *Schema { return t.meta.schema(*t.meta.CurrentSchemaID) }
 
 // Schemas maps each schema id the table kept to its schema.
-func (t *Table) Schemas() map[int]*iceberg.Schema {
-	out := make(map[int]*iceberg.Schema, len(t.meta.SchemaList))
+func (t *Table) Schemas() map[int]*Schema {
+	out := make(map[int]*Schema, len(t.meta.SchemaList))
 	for _, s := range t.meta.SchemaList {
 		out[s.ID] = s
 	}
@@ -157,7 +156,7 @@ func (t *Table) CurrentSnapshot() *Snapshot {
 
 // FS opens the file IO for the table's files.
 func (t *Table) FS(ctx context.Context) (iceio.IO, error) {
-	return iceio.LoadFS(ctx, t.ioProps, t.meta.Location)
+	return loadFS(ctx, t.ioProps, t.meta.Location)
 }
 
 func (t *Table) name() string { return strings.Join(t.id, ".") }

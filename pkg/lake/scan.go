@@ -4,33 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 )
-
-// readManifestList reads the snapshot's manifest list.
-func readManifestList(fs iceio.IO, snap *Snapshot) ([]iceberg.ManifestFile, error) {
-	if snap.ManifestList == "" {
-		return nil, fmt.Errorf("snapshot %d has no manifest-list (format v1 inline manifests are not read)", snap.SnapshotID)
-	}
-	f, err := fs.Open(snap.ManifestList)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return iceberg.ReadManifestList(f)
-}
 
 // scanLacking reads, file by file, only the columns a file has no metrics for, and counts them.
 // Columns are matched by Iceberg field id (written into the Parquet schema), else by name; a
 // column the file does not have (added after it was written) is null in each of its rows.
-func scanLacking(ctx context.Context, t *Table, fields []iceberg.NestedField, stats []ColumnStats, values []bool, lacking map[string][]int) error {
+func scanLacking(ctx context.Context, t *Table, fields []Field, stats []ColumnStats, values []bool, lacking map[string][]int) error {
 	fs, err := t.FS(ctx)
 	if err != nil {
 		return fmt.Errorf("lake: open the file IO of %s: %w", t.name(), err)
@@ -43,7 +27,7 @@ func scanLacking(ctx context.Context, t *Table, fields []iceberg.NestedField, st
 	return nil
 }
 
-func scanFile(ctx context.Context, fs iceio.IO, path string, fields []iceberg.NestedField, stats []ColumnStats, values []bool, idx []int) error {
+func scanFile(ctx context.Context, fs iceio.IO, path string, fields []Field, stats []ColumnStats, values []bool, idx []int) error {
 	f, err := fs.Open(path)
 	if err != nil {
 		return err
@@ -54,83 +38,174 @@ func scanFile(ctx context.Context, fs iceio.IO, path string, fields []iceberg.Ne
 		return err
 	}
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return err
-	}
 	rows := pr.NumRows()
-	groups := make([]int, pr.NumRowGroups())
-	for g := range groups {
-		groups[g] = g
-	}
-	root := pr.MetaData().Schema.Root()
+	sch := pr.MetaData().Schema
+	root := sch.Root()
 	for _, i := range idx {
-		col := -1
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		top := -1
 		for j := 0; j < root.NumFields(); j++ {
 			n := root.Field(j)
 			if (n.FieldID() >= 0 && int(n.FieldID()) == fields[i].ID) || (n.FieldID() < 0 && n.Name() == fields[i].Name) {
-				col = j
+				top = j
 				break
 			}
 		}
 		stats[i].Scanned++
-		if col < 0 {
+		if top < 0 {
 			stats[i].Values += rows
 			stats[i].Nulls += rows
 			continue
 		}
-		cr, err := fr.GetColumn(ctx, col)
-		if err != nil {
-			return fmt.Errorf("column %s: %w", fields[i].Name, err)
-		}
-		chunked, err := fr.ReadColumn(groups, cr)
-		if err != nil {
-			return fmt.Errorf("column %s: %w", fields[i].Name, err)
-		}
-		for _, c := range chunked.Chunks() {
-			stats[i].Values += int64(c.Len())
-			stats[i].Nulls += int64(c.NullN())
-			if values[i] {
-				addNumbers(&stats[i], c)
+		// A row's value is null when the definition level of its column's first leaf does not
+		// reach the top-level field's own (1 for an optional field; a required one is never
+		// null). A repeated leaf (inside a list or map) has several entries a row: only those
+		// at repetition level 0 start one.
+		node := root.Field(top)
+		leaf := -1
+		for c := 0; c < sch.NumColumns(); c++ {
+			if p := sch.Column(c).ColumnPath(); len(p) > 0 && p[0] == node.Name() {
+				leaf = c
+				break
 			}
 		}
-		chunked.Release()
+		if leaf < 0 {
+			return fmt.Errorf("column %s has no leaf column", fields[i].Name)
+		}
+		var nullBelow int16
+		if node.RepetitionType() == parquet.Repetitions.Optional {
+			nullBelow = 1
+		}
+		repeated := sch.Column(leaf).MaxRepetitionLevel() > 0
+		count := func(def, rep []int16, n int) {
+			for k := 0; k < n; k++ {
+				if repeated && rep[k] != 0 {
+					continue
+				}
+				stats[i].Values++
+				if def[k] < nullBelow {
+					stats[i].Nulls++
+				}
+			}
+		}
+		var add func(v float64)
+		if values[i] {
+			st := &stats[i]
+			add = func(v float64) { addNumber(st, v) }
+		}
+		for g := 0; g < pr.NumRowGroups(); g++ {
+			cr, err := pr.RowGroup(g).Column(leaf)
+			if err != nil {
+				return fmt.Errorf("column %s: %w", fields[i].Name, err)
+			}
+			if err := readColumn(cr, fields[i].Type, count, add); err != nil {
+				return fmt.Errorf("column %s: %w", fields[i].Name, err)
+			}
+		}
 	}
 	return nil
 }
 
-// addNumbers adds a numeric array's non-null values to min, max, zeros and negatives.
-func addNumbers(st *ColumnStats, a arrow.Array) {
-	var at func(int) float64
-	switch x := a.(type) {
-	case *array.Int32:
-		at = func(j int) float64 { return float64(x.Value(j)) }
-	case *array.Int64:
-		at = func(j int) float64 { return float64(x.Value(j)) }
-	case *array.Float32:
-		at = func(j int) float64 { return float64(x.Value(j)) }
-	case *array.Float64:
-		at = x.Value
-	case *array.Decimal128:
-		scale := x.DataType().(*arrow.Decimal128Type).Scale
-		at = func(j int) float64 { return x.Value(j).ToFloat64(scale) }
-	default:
+// scanBatch is how many levels and values a column is read in at a time.
+const scanBatch = 64 << 10
+
+// batchReader is the ReadBatch every typed column chunk reader of arrow-go's parquet/file has.
+type batchReader[T any] interface {
+	HasNext() bool
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (total int64, valuesRead int, err error)
+}
+
+// readBatches reads a column chunk to its end, giving count each batch's levels and each each
+// non-null value.
+func readBatches[T any](r batchReader[T], count func(def, rep []int16, n int), each func(T)) error {
+	vals := make([]T, scanBatch)
+	def, rep := make([]int16, scanBatch), make([]int16, scanBatch)
+	for r.HasNext() {
+		total, n, err := r.ReadBatch(scanBatch, vals, def, rep)
+		if err != nil {
+			return err
+		}
+		if total == 0 {
+			break
+		}
+		count(def, rep, int(total))
+		if each != nil {
+			for _, v := range vals[:n] {
+				each(v)
+			}
+		}
+	}
+	return nil
+}
+
+// readColumn reads one column chunk's levels and, when add is set, hands it each non-null value of
+// a numeric Iceberg type as a float64: ints, longs (an int column promoted to long keeps its int32
+// files), floats and doubles as stored, decimals from their unscaled value (int32, int64, or
+// big-endian two's complement bytes) and the Iceberg type's scale.
+func readColumn(cr file.ColumnChunkReader, t Type, count func(def, rep []int16, n int), add func(float64)) error {
+	var unscaled func(*big.Int)
+	if add != nil && t.Name == "decimal" {
+		unscaled = func(u *big.Int) { add(decimalFloat(u, t.Scale)) }
+	}
+	switch r := cr.(type) {
+	case *file.Int32ColumnChunkReader:
+		var each func(int32)
+		switch {
+		case unscaled != nil:
+			each = func(v int32) { unscaled(big.NewInt(int64(v))) }
+		case add != nil:
+			each = func(v int32) { add(float64(v)) }
+		}
+		return readBatches(r, count, each)
+	case *file.Int64ColumnChunkReader:
+		var each func(int64)
+		switch {
+		case unscaled != nil:
+			each = func(v int64) { unscaled(big.NewInt(v)) }
+		case add != nil:
+			each = func(v int64) { add(float64(v)) }
+		}
+		return readBatches(r, count, each)
+	case *file.Float32ColumnChunkReader:
+		var each func(float32)
+		if add != nil {
+			each = func(v float32) { add(float64(v)) }
+		}
+		return readBatches(r, count, each)
+	case *file.Float64ColumnChunkReader:
+		return readBatches(r, count, add)
+	case *file.FixedLenByteArrayColumnChunkReader:
+		var each func(parquet.FixedLenByteArray)
+		if unscaled != nil {
+			each = func(v parquet.FixedLenByteArray) { unscaled(twosComplement(v)) }
+		}
+		return readBatches(r, count, each)
+	case *file.ByteArrayColumnChunkReader:
+		var each func(parquet.ByteArray)
+		if unscaled != nil {
+			each = func(v parquet.ByteArray) { unscaled(twosComplement(v)) }
+		}
+		return readBatches(r, count, each)
+	case *file.BooleanColumnChunkReader:
+		return readBatches[bool](r, count, nil)
+	case *file.Int96ColumnChunkReader:
+		return readBatches[parquet.Int96](r, count, nil)
+	}
+	return fmt.Errorf("parquet column of physical type %s is not read", cr.Type())
+}
+
+// addNumber adds one non-null value to min, max, zeros and negatives (a NaN to none of them).
+func addNumber(st *ColumnStats, v float64) {
+	if math.IsNaN(v) {
 		return
 	}
-	for j := 0; j < a.Len(); j++ {
-		if a.IsNull(j) {
-			continue
-		}
-		v := at(j)
-		if math.IsNaN(v) {
-			continue
-		}
-		st.addValue(v)
-		switch {
-		case v == 0:
-			*st.Zeros++
-		case v < 0:
-			*st.Negatives++
-		}
+	st.addValue(v)
+	switch {
+	case v == 0:
+		*st.Zeros++
+	case v < 0:
+		*st.Negatives++
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/apache/iceberg-go"
 )
 
 // ColumnStats are one column's counts over the data files of a window.
@@ -76,10 +74,10 @@ type Want struct {
 func Stats(ctx context.Context, t *Table, since, until time.Time, want Want) (WindowStats, error) {
 	ws := WindowStats{Since: since, Until: until}
 	schema := t.Schema()
-	var fields []iceberg.NestedField
+	var fields []Field
 	if len(want.Columns) == 0 {
 		for _, f := range schema.Fields() {
-			if _, nested := f.Type.(iceberg.NestedType); !nested {
+			if !f.Type.Nested() {
 				fields = append(fields, f)
 			}
 		}
@@ -119,30 +117,31 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, want Want) (Wi
 	}
 	lacking := map[string][]int{} // file path → indexes into stats its metrics do not answer
 	for _, m := range manifests {
-		if m.ManifestContent() != iceberg.ManifestContentData {
+		if m.Content != contentData {
 			continue
 		}
-		entries, err := m.FetchEntries(fs, true)
+		entries, err := readManifest(fs, m)
 		if err != nil {
-			return ws, fmt.Errorf("lake: read manifest %s: %w", m.FilePath(), err)
+			return ws, fmt.Errorf("lake: read manifest %s: %w", m.Path, err)
 		}
 		for _, e := range entries {
-			at, ok := committed[e.SnapshotID()]
+			at, ok := committed[e.Snapshot]
 			if !ok || at.Before(since) || !at.Before(until) {
 				continue
 			}
-			df := e.DataFile()
-			if df.ContentType() != iceberg.EntryContentData {
+			df := &e.DataFile
+			if df.Content != contentData {
 				continue
 			}
 			ws.Files++
-			ws.Records += df.Count()
+			ws.Records += df.RecordCount
+			fm := newFileMetrics(df)
 			for i, f := range fields {
-				if fromMetadata(df, f, &stats[i], values[i]) {
+				if fromMetadata(fm, f, &stats[i], values[i]) {
 					stats[i].FromMetadata++
 					continue
 				}
-				lacking[df.FilePath()] = append(lacking[df.FilePath()], i)
+				lacking[df.FilePath] = append(lacking[df.FilePath], i)
 			}
 		}
 	}
@@ -158,9 +157,9 @@ func Stats(ctx context.Context, t *Table, since, until time.Time, want Want) (Wi
 
 // fromMetadata adds one data file's metrics for field f to st, if they answer every measure
 // asked for; otherwise it leaves st alone and reports false.
-func fromMetadata(df iceberg.DataFile, f iceberg.NestedField, st *ColumnStats, values bool) bool {
-	v, hasV := df.ValueCounts()[f.ID]
-	n, hasN := df.NullValueCounts()[f.ID]
+func fromMetadata(df fileMetrics, f Field, st *ColumnStats, values bool) bool {
+	v, hasV := df.values[f.ID]
+	n, hasN := df.nulls[f.ID]
 	if !hasV || !hasN {
 		return false
 	}
@@ -168,8 +167,8 @@ func fromMetadata(df iceberg.DataFile, f iceberg.NestedField, st *ColumnStats, v
 	nonNull := v - n
 	if values && nonNull > 0 {
 		var okLo, okHi bool
-		lo, okLo = decodeBound(f.Type, df.LowerBoundValues()[f.ID])
-		hi, okHi = decodeBound(f.Type, df.UpperBoundValues()[f.ID])
+		lo, okLo = decodeBound(f.Type, df.lower[f.ID])
+		hi, okHi = decodeBound(f.Type, df.upper[f.ID])
 		if !okLo || !okHi {
 			return false
 		}
@@ -192,4 +191,14 @@ func fromMetadata(df iceberg.DataFile, f iceberg.NestedField, st *ColumnStats, v
 		}
 	}
 	return true
+}
+
+// fileMetrics are one data file's column metrics by field id.
+type fileMetrics struct {
+	values, nulls map[int]int64
+	lower, upper  map[int][]byte
+}
+
+func newFileMetrics(df *dataFile) fileMetrics {
+	return fileMetrics{values: counts(df.ValueCounts), nulls: counts(df.NullValueCounts), lower: bounds(df.LowerBounds), upper: bounds(df.UpperBounds)}
 }

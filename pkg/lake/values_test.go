@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/dataworkers/dw/pkg/lake"
 	"github.com/dataworkers/dw/pkg/lake/laketest"
 )
@@ -64,4 +66,47 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// Files without metrics are read column by column: a required long, a decimal (min, max, zeros
+// and negatives from the unscaled values), and nested columns counted by row (a null list or
+// struct is one null; a list's elements are not rows).
+func TestScanWithoutMetrics(t *testing.T) {
+	l := laketest.Open(t, laketest.Config(t.TempDir(), "lkc-s"))
+	w := laketest.Create(t, l, "lkc-s", "orders",
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
+		iceberg.NestedField{ID: 3, Name: "tags", Type: &iceberg.ListType{ElementID: 5, Element: iceberg.PrimitiveTypes.String, ElementRequired: false}},
+		iceberg.NestedField{ID: 4, Name: "addr", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 6, Name: "city", Type: iceberg.PrimitiveTypes.String}}}})
+	w.ColumnMetrics("none")
+	since := time.Now().Add(-time.Second)
+	w.Append(`[{"id":1,"amount":"-1.50","tags":["a","b","c"],"addr":{"city":"x"}},
+		{"id":2,"amount":null,"tags":null,"addr":null},
+		{"id":3,"amount":"0.00","tags":[],"addr":{"city":null}},
+		{"id":4,"amount":"12.25","tags":["d"],"addr":{"city":"y"}}]`)
+	ctx := context.Background()
+	tbl, err := l.Load(ctx, "tableflow:orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := lake.Stats(ctx, tbl, since, time.Now().Add(time.Second), lake.Want{Columns: []string{"id", "amount", "tags", "addr"}, Values: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ScannedFiles != 1 || st.Records != 4 {
+		t.Fatalf("stats = %+v", st)
+	}
+	id, amount, tags, addr := st.Columns[0], st.Columns[1], st.Columns[2], st.Columns[3]
+	if id.Values != 4 || id.Nulls != 0 || *id.Min != 1 || *id.Max != 4 || *id.Zeros != 0 || *id.Negatives != 0 || id.Scanned != 1 {
+		t.Errorf("id = %+v", id)
+	}
+	if amount.Values != 4 || amount.Nulls != 1 || *amount.Min != -1.5 || *amount.Max != 12.25 || *amount.Zeros != 1 || *amount.Negatives != 1 {
+		t.Errorf("amount = %+v (min %v max %v)", amount, deref(amount.Min), deref(amount.Max))
+	}
+	if tags.Values != 4 || tags.Nulls != 1 || tags.Min != nil {
+		t.Errorf("tags = %+v", tags)
+	}
+	if addr.Values != 4 || addr.Nulls != 1 {
+		t.Errorf("addr = %+v", addr)
+	}
 }
