@@ -75,6 +75,22 @@ func BenchmarkQualityRunParts(b *testing.B) {
 					}
 				}
 			})
+			// The whole run with its baselines prefetched (as the tool runs) against the same run
+			// reading each baseline when its result asks, interleaved, on one history.
+			asked := quality.WithoutPrefetch(c)
+			b.Run("run_prefetch_vs_asked", func(b *testing.B) {
+				run := func(c *quality.Checker) func() {
+					return func() {
+						if _, err := c.Run(ctx, req); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				secs := interleave(b, []func(){run(c), run(asked)})
+				b.ReportMetric(secs[0], "prefetch_s")
+				b.ReportMetric(secs[1], "asked_s")
+				b.ReportMetric(secs[0]/secs[1], "prefetch/asked")
+			})
 		})
 	}
 }

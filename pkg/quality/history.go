@@ -74,7 +74,7 @@ func (h *History) query(ctx context.Context, q string, args ...any) (*sql.Rows, 
 // judged a false positive (or expected): assets that never open incidents (no domain, autonomy
 // L0) would otherwise teach the baseline every anomaly they measured.
 func (h *History) Series(ctx context.Context, asset, metric, subject string, before time.Time, limit int) ([]Point, error) {
-	bySubject, err := h.series(ctx, asset, metric, "p.subject = ?", subject, before, limit)
+	bySubject, err := h.read(ctx, asset, seriesKey{metric: metric, subject: subject, limit: limit}, before)
 	return bySubject[subject], err
 }
 
@@ -82,6 +82,14 @@ func (h *History) Series(ctx context.Context, asset, metric, subject string, bef
 // subject, on the same eligibility terms.
 func (h *History) SeriesByPrefix(ctx context.Context, asset, metric, prefix string, before time.Time, limit int) (map[string][]Point, error) {
 	return h.series(ctx, asset, metric, `p.subject LIKE ? ESCAPE '\'`, likeEscape(prefix)+"%", before, limit)
+}
+
+// read is the one history read behind every baseline: k's series of asset before `at`, by subject.
+func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.Time) (map[string][]Point, error) {
+	if k.prefix {
+		return h.SeriesByPrefix(ctx, asset, k.metric, k.subject, at, k.limit)
+	}
+	return h.series(ctx, asset, k.metric, "p.subject = ?", k.subject, at, k.limit)
 }
 
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
