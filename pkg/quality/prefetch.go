@@ -22,22 +22,38 @@ func singleSeries(metric, subject string) seriesKey {
 // baselineReads are a run's history reads, started right after planning so the store answers
 // them while the warehouse runs the statements: every baseline is read at the run's clock and its
 // series is known from the plan (baselineKeys). One goroutine reads them in the order the results
-// ask for them, on its own store connection; each result waits only for its own series. A result
-// asking for a series that was not prefetched reads it itself (and counts a miss: the plan's list
-// and the results disagree, which the tests keep at zero).
+// ask for them, on its own store connection. A result whose series is being read waits for that
+// read; one whose read has not started yet reads it itself rather than wait behind the others (so
+// neither goroutine idles while reads remain, and a run whose statements are quicker than its
+// reads pays for no hand-off). A result asking for a series that was not prefetched reads it too,
+// and counts a miss: the plan's list and the results disagree, which the tests keep at zero.
 type baselineReads struct {
 	at     time.Time
 	reads  map[seriesKey]*seriesRead
+	read   func(ctx context.Context, k seriesKey) (map[string][]Point, error)
 	misses *atomic.Int64
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// seriesRead is one prefetched read: ready closes once pts and err are set.
+// seriesRead is one prefetched read: whoever claims it first reads it; ready closes once pts and
+// err are set.
 type seriesRead struct {
-	ready chan struct{}
-	pts   map[string][]Point
-	err   error
+	key     seriesKey
+	claimed atomic.Bool
+	ready   chan struct{}
+	pts     map[string][]Point
+	err     error
+}
+
+// claimAndRead reads r unless another goroutine claimed it first; it reports whether it read.
+func (b *baselineReads) claimAndRead(ctx context.Context, r *seriesRead) bool {
+	if !r.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	r.pts, r.err = b.read(ctx, r.key)
+	close(r.ready)
+	return true
 }
 
 // prefetchBaselines starts reading keys of asset at `at` and returns at once; nil when there is
@@ -49,29 +65,31 @@ func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []se
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	b := &baselineReads{at: at, reads: make(map[seriesKey]*seriesRead, len(keys)), misses: c.baselineMisses, cancel: cancel, done: make(chan struct{})}
+	b := &baselineReads{at: at, reads: make(map[seriesKey]*seriesRead, len(keys)), misses: c.baselineMisses, cancel: cancel, done: make(chan struct{}),
+		read: func(ctx context.Context, k seriesKey) (map[string][]Point, error) {
+			return c.hist.read(ctx, asset, k, at)
+		}}
 	var order []*seriesRead
-	var orderKeys []seriesKey
 	for _, k := range keys {
 		if _, dup := b.reads[k]; dup {
 			continue
 		}
-		r := &seriesRead{ready: make(chan struct{})}
+		r := &seriesRead{key: k, ready: make(chan struct{})}
 		b.reads[k] = r
-		order, orderKeys = append(order, r), append(orderKeys, k)
+		order = append(order, r)
 	}
 	go func() {
 		defer close(b.done)
-		for i, r := range order {
-			r.pts, r.err = c.hist.read(ctx, asset, orderKeys[i], at)
-			close(r.ready)
+		for _, r := range order {
+			b.claimAndRead(ctx, r)
 		}
 	}()
 	return b
 }
 
-// get returns k's prefetched points, waiting for its read; ok is false when k was not prefetched
-// at `at` (the caller then reads it itself).
+// get returns k's points: read by the prefetch (waiting for a read in flight) or, when its read
+// has not started, read here. ok is false when k was not prefetched at `at` (the caller then reads
+// it itself).
 func (b *baselineReads) get(ctx context.Context, k seriesKey, at time.Time) (pts map[string][]Point, ok bool, err error) {
 	if b == nil {
 		return nil, false, nil
@@ -83,6 +101,7 @@ func (b *baselineReads) get(ctx context.Context, k seriesKey, at time.Time) (pts
 		}
 		return nil, false, nil
 	}
+	b.claimAndRead(ctx, r)
 	select {
 	case <-r.ready:
 		return r.pts, true, r.err
