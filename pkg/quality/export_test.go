@@ -33,3 +33,6 @@ func WithoutPrefetch(c *Checker) *Checker {
 
 // BaselineMisses counts the baselines c's runs asked for that their plans had not prefetched.
 func BaselineMisses(c *Checker) int64 { return c.baselineMisses.Load() }
+
+// Median is the baselines' median, for the benchmarks' figures.
+func Median(v []float64) float64 { return median(v) }
