@@ -21,14 +21,14 @@ func singleSeries(metric, subject string) seriesKey {
 	return seriesKey{metric: metric, subject: subject, limit: baselineDepth}
 }
 
-// baselineReads are a run's history reads, started right after planning so the store answers
-// them while the warehouse runs the statements: every baseline is read at the run's clock and its
-// series is known from the plan (baselineKeys). One goroutine reads them in the order the results
-// ask for them, on its own store connection (on SQLite: readsBeside). A result whose series is being read waits for that
-// read; one whose read has not started yet reads it itself rather than wait behind the others (so
-// neither goroutine idles while reads remain, and a run whose statements are quicker than its
-// reads pays for no hand-off). A result asking for a series that was not prefetched reads it too,
-// and counts a miss: the plan's list and the results disagree, which the tests keep at zero.
+// baselineReads are a run's history reads, listed right after planning: every baseline is read at
+// the run's clock and its series is known from the plan (baselineKeys). On SQLite one goroutine
+// reads them while the warehouse runs the statements, in the order the results ask for them, on
+// its own store connection (readsBeside). A result whose series is being read waits for that read;
+// one whose read has not started reads it itself rather than wait behind the others (so neither
+// goroutine idles while reads remain, and a run whose statements are quicker than its reads pays
+// for no hand-off). A result asking for a series that was not listed reads it too, and counts a
+// miss: the plan's list and the results disagree, which the tests keep at zero.
 type baselineReads struct {
 	at     time.Time
 	reads  map[seriesKey]*seriesRead
@@ -48,18 +48,17 @@ type seriesRead struct {
 	err     error
 }
 
-// claimAndRead reads r unless another goroutine claimed it first; it reports whether it read.
-func (b *baselineReads) claimAndRead(ctx context.Context, r *seriesRead) bool {
+// claimAndRead reads r unless another goroutine claimed it first.
+func (b *baselineReads) claimAndRead(ctx context.Context, r *seriesRead) {
 	if !r.claimed.CompareAndSwap(false, true) {
-		return false
+		return
 	}
 	r.pts, r.err = b.read(ctx, r.key)
 	close(r.ready)
-	return true
 }
 
-// prefetchBaselines starts reading keys of asset at `at` and returns at once; nil when there is
-// no history or nothing to read. The reads stop when ctx ends or stop is called; a read that fails
+// prefetchBaselines lists keys of asset at `at` and, on SQLite, starts reading them; it returns at
+// once, nil when there is no history or nothing to read. The reads stop when ctx ends or stop is called; a read that fails
 // keeps its error for the result that asks for it (an unreadable history fails the run, never a
 // silent pass without a baseline).
 func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []seriesKey, at time.Time) *baselineReads {
