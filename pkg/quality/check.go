@@ -228,8 +228,8 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep.TimestampColumn = p.tsName
-	// The run's baseline series are listed from the plan; on SQLite the store reads them while the
-	// warehouse runs the statements, and each result waits for (or reads) its own series after them.
+	// The run's baseline series are listed from the plan and the store reads them while the
+	// warehouse runs the statements; each result waits for (or reads) its own series after them.
 	rep.baselines = c.prefetchBaselines(ctx, rep.Asset, p.baselineKeys(req, rep.Window, started), started)
 	err = c.executeInSnapshot(ctx, p, req, rep, started)
 	rep.baselines.stop()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"github.com/dataworkers/dw/pkg/warehouse"
 )
 
 // seriesKey names one history read of a run: a metric's series for one subject, or (prefix) every
@@ -22,13 +20,13 @@ func singleSeries(metric, subject string) seriesKey {
 }
 
 // baselineReads are a run's history reads, listed right after planning: every baseline is read at
-// the run's clock and its series is known from the plan (baselineKeys). On SQLite one goroutine
-// reads them while the warehouse runs the statements, in the order the results ask for them, on
-// its own store connection (readsBeside). A result whose series is being read waits for that read;
-// one whose read has not started reads it itself rather than wait behind the others (so neither
-// goroutine idles while reads remain, and a run whose statements are quicker than its reads pays
-// for no hand-off). A result asking for a series that was not listed reads it too, and counts a
-// miss: the plan's list and the results disagree, which the tests keep at zero.
+// the run's clock and its series is known from the plan (baselineKeys). One goroutine reads them
+// while the warehouse runs the statements, in the order the results ask for them, on its own store
+// connection. A result whose series is being read waits for that read; one whose read has not
+// started reads it itself rather than wait behind the others (so neither goroutine idles while
+// reads remain, and a run whose statements are quicker than its reads pays for no hand-off). A
+// result asking for a series that was not listed reads it too, and counts a miss: the plan's list
+// and the results disagree, which the tests keep at zero.
 type baselineReads struct {
 	at     time.Time
 	reads  map[seriesKey]*seriesRead
@@ -57,8 +55,8 @@ func (b *baselineReads) claimAndRead(ctx context.Context, r *seriesRead) {
 	close(r.ready)
 }
 
-// prefetchBaselines lists keys of asset at `at` and, on SQLite, starts reading them; it returns at
-// once, nil when there is no history or nothing to read. The reads stop when ctx ends or stop is called; a read that fails
+// prefetchBaselines lists keys of asset at `at` and starts reading them; it returns at once, nil
+// when there is no history or nothing to read. The reads stop when ctx ends or stop is called; a read that fails
 // keeps its error for the result that asks for it (an unreadable history fails the run, never a
 // silent pass without a baseline).
 func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []seriesKey, at time.Time) *baselineReads {
@@ -79,10 +77,6 @@ func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []se
 		b.reads[k] = r
 		order = append(order, r)
 	}
-	if !readsBeside(c.wh.Dialect.Engine) {
-		close(b.done) // each result claims and reads its own series, in line
-		return b
-	}
 	go func() {
 		defer close(b.done)
 		for _, r := range order {
@@ -91,15 +85,6 @@ func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []se
 	}()
 	return b
 }
-
-// readsBeside says whether a run's baselines are read by a goroutine of their own while the
-// statements run: on SQLite, where the statements run in this process on one core and the store
-// reads take the other. Against a PostgreSQL server sharing this machine's two cores it measured
-// from 1 % faster to 12 % slower (7 % slower in the median of five runs) over a day's window of
-// 10,000,000 rows than reading each series when its result asks (docs/benchmarks.md), so there,
-// and on Snowflake (not measured; its statements take far longer than the reads), the results
-// read in line.
-func readsBeside(e warehouse.Engine) bool { return e == warehouse.SQLite }
 
 // get returns k's points: read by the prefetch (waiting for a read in flight) or, when its read
 // has not started, read here. ok is false when k was not prefetched at `at` (the caller then reads
