@@ -19,7 +19,7 @@ import (
 // type allows, distinct excepted: 7 numeric columns, 2 text, 1 boolean, beside the timestamp)
 // against the best hand-written SQL for the same numbers: one ungrouped aggregate, written with
 // the engine's own aggregates and again in doubles, the faster of the two being the bar. All run
-// interleaved in a rotating order, so load from other
+// interleaved in a random order each round, so load from other
 // processes falls on both alike. DW_BENCH_ROWS sets the size (default 100000); each engine's table
 // is built once per run:
 //

@@ -11,7 +11,8 @@ import (
 // BenchmarkQualityRunParts splits one "today" run on an indexed table into its parts, so the
 // fixed cost around the warehouse statements can be told apart: one trivial statement through the
 // handle and through a bare connection, resolving the table (cached per
-// handle), planning (which reads the timestamp's layout), the planned statements alone, and the
+// handle), planning (which reads the timestamp's layout), the planned statements alone (bare,
+// through the handle, and in one snapshot as a run sends them), and the
 // whole run (which adds the baselines and the history write). DW_BENCH_ROWS sets the size.
 func BenchmarkQualityRunParts(b *testing.B) {
 	n := benchRows(b)
@@ -68,12 +69,56 @@ func BenchmarkQualityRunParts(b *testing.B) {
 					}
 				}
 			})
+			// The same statements through the warehouse handle, each in its own transaction on
+			// PostgreSQL, and in one snapshot as a run sends them.
+			b.Run("planned_statements_handle", func(b *testing.B) {
+				for b.Loop() {
+					for i, q := range stmts {
+						if _, err := wh.QueryAll(ctx, q, args[i], 100000); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+			b.Run("planned_statements_snapshot", func(b *testing.B) {
+				for b.Loop() {
+					snap, err := wh.Snapshot(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i, q := range stmts {
+						if _, err := snap.QueryAll(ctx, q, args[i], 100000); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := snap.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run("run", func(b *testing.B) {
 				for b.Loop() {
 					if _, err := c.Run(ctx, req); err != nil {
 						b.Fatal(err)
 					}
 				}
+			})
+			// The whole run with its baselines prefetched (as the tool runs) against the same run
+			// reading each baseline when its result asks, interleaved, on one history (medians).
+			asked := quality.WithoutPrefetch(c)
+			b.Run("run_prefetch_vs_asked", func(b *testing.B) {
+				run := func(c *quality.Checker) func() {
+					return func() {
+						if _, err := c.Run(ctx, req); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				samples := interleaveSamples(b, []func(){run(c), run(asked)})
+				pre, ask := quality.Median(samples[0]), quality.Median(samples[1])
+				b.ReportMetric(pre, "prefetch_s")
+				b.ReportMetric(ask, "asked_s")
+				b.ReportMetric(pre/ask, "prefetch/asked")
 			})
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/warehouse"
@@ -167,6 +168,8 @@ type Report struct {
 	RunID           int64         `json:"run_id"`
 	Incidents       []IncidentRef `json:"incidents,omitempty"`
 	DurationMS      float64       `json:"duration_ms"`
+
+	baselines *baselineReads // the run's prefetched history reads, while it runs
 }
 
 // Checker runs checks against one warehouse and records them in the history.
@@ -174,6 +177,10 @@ type Checker struct {
 	wh   *warehouse.DB
 	hist *History
 	now  func() time.Time
+	// prefetch reads a run's baselines while its warehouse statements run (prefetchBaselines);
+	// baselineMisses counts the baselines a run asked for that its plan had not listed.
+	prefetch       bool
+	baselineMisses *atomic.Int64
 }
 
 // NewChecker builds a checker; now is the clock every decision uses.
@@ -181,7 +188,7 @@ func NewChecker(wh *warehouse.DB, hist *History, now func() time.Time) *Checker 
 	if now == nil {
 		now = time.Now
 	}
-	return &Checker{wh: wh, hist: hist, now: now}
+	return &Checker{wh: wh, hist: hist, now: now, prefetch: true, baselineMisses: &atomic.Int64{}}
 }
 
 // AssetURN names a resolved warehouse table the way the context graph does:
@@ -221,13 +228,33 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep.TimestampColumn = p.tsName
-	if err := c.execute(ctx, p, req, rep, started); err != nil {
+	// The run's baseline series are listed from the plan and the store reads them while the
+	// warehouse runs the statements; each result waits for (or reads) its own series after them.
+	rep.baselines = c.prefetchBaselines(ctx, rep.Asset, p.baselineKeys(req, rep.Window, started), started)
+	err = c.executeInSnapshot(ctx, p, req, rep, started)
+	rep.baselines.stop()
+	rep.baselines = nil
+	if err != nil {
 		if c.hist != nil {
 			_ = c.hist.recordError(context.WithoutCancel(ctx), rep.Asset, req.Monitor, started, c.now(), req.Window, err)
 		}
 		return nil, err
 	}
 	return c.finish(ctx, req, rep, started)
+}
+
+// executeInSnapshot runs the plan's statements in one warehouse snapshot: every metric of the run
+// is measured on the same data (on PostgreSQL one REPEATABLE READ transaction, which also saves a
+// BEGIN and a ROLLBACK per statement after the first).
+func (c *Checker) executeInSnapshot(ctx context.Context, p *plan, req Request, rep *Report, now time.Time) error {
+	snap, err := c.wh.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("begin a read-only snapshot of %s: %w", rep.Table, err)
+	}
+	// Nothing was written, so a failed rollback loses nothing (database/sql drops the connection).
+	defer func() { _ = snap.Close() }()
+	p.stmts = snap
+	return c.execute(ctx, p, req, rep, now)
 }
 
 // execute runs the plan's queries and turns their answers into results.
@@ -283,7 +310,7 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 		sqlText := p.profileSQL()
 		if !p.freshFromProfile || newest == nil {
 			var raw any
-			if err := c.wh.QueryRow(ctx, p.fresh.sql, p.fresh.args, &raw); err != nil {
+			if err := p.stmts.QueryRow(ctx, p.fresh.sql, p.fresh.args, &raw); err != nil {
 				return fmt.Errorf("freshness of %s: %w", rep.Table, err)
 			}
 			step("freshness")
@@ -396,7 +423,7 @@ type profile struct {
 func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error {
 	prof.nonNull = make([]int64, len(p.scanCols))
 	prof.cols = make([]colAcc, len(p.metricCols))
-	rows, err := c.wh.QueryAll(ctx, p.profile.sql, p.profile.args, maxHourBuckets+1)
+	rows, err := p.stmts.QueryAll(ctx, p.profile.sql, p.profile.args, maxHourBuckets+1)
 	if err != nil {
 		return err
 	}
@@ -439,7 +466,7 @@ func (c *Checker) runProfile(ctx context.Context, p *plan, prof *profile) error 
 
 // runHourly reads the rows per hour from the range counts (one row per hour with rows).
 func (c *Checker) runHourly(ctx context.Context, p *plan, prof *profile) error {
-	rows, err := c.wh.QueryAll(ctx, p.hourly.sql, p.hourly.args, maxHourBuckets+1)
+	rows, err := p.stmts.QueryAll(ctx, p.hourly.sql, p.hourly.args, maxHourBuckets+1)
 	if err != nil {
 		return fmt.Errorf("hourly counts: %w", err)
 	}
@@ -482,16 +509,18 @@ func lastCompleteHour(w Window, now time.Time) (time.Time, bool) {
 	return start, !start.Before(w.Since)
 }
 
-func (c *Checker) baseline(ctx context.Context, asset, metric, subject string, at time.Time, w Window, pol Policy) (Baseline, bool, error) {
+// baseline judges what the history says about one series of the run's asset at `at` (prefetched
+// by the run when its plan listed the series).
+func (c *Checker) baseline(ctx context.Context, rep *Report, metric, subject string, at time.Time, pol Policy) (Baseline, bool, error) {
 	if c.hist == nil {
 		return Baseline{}, false, nil
 	}
-	pts, err := c.hist.Series(ctx, asset, metric, subject, at, baselineDepth)
+	bySubject, err := c.seriesPoints(ctx, rep, singleSeries(metric, subject), at)
 	if err != nil {
 		// An unreadable history fails the run (never a silent pass without a baseline).
 		return Baseline{}, false, fmt.Errorf("baseline of %s %s: %w", metric, subject, err)
 	}
-	b, ok := ComputeBaseline(pts, at, w.Location(), pol)
+	b, ok := ComputeBaseline(bySubject[subject], at, rep.Window.Location(), pol)
 	return b, ok, nil
 }
 
@@ -507,7 +536,7 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 	empty := emptyHours(prof.hours, rep.Window, now)
 	r.EmptyHours = &empty
 	head := fmt.Sprintf("%s %s (%s per hour)", countRows(prof.rows), rep.Window.Label, num(rate))
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, "", now, rep.Window, volumePolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, "", now, volumePolicy)
 	switch {
 	case err != nil:
 		return r, err
@@ -534,9 +563,9 @@ func (c *Checker) volumeResult(ctx context.Context, p *plan, prof *profile, rep 
 // earlier runs (its own series per hour of day): a pipeline that loses its 02:00 batch every night
 // hides inside a daily total, and a quiet night hour must not look like an outage at noon.
 func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, rep *Report, now time.Time) (Result, bool, error) {
-	start, inside := lastCompleteHour(rep.Window, now)
-	if !inside || p.d.IsDateColumn(p.tf, p.tsType) {
-		return Result{}, false, nil // no complete hour in the window, or a column of whole days
+	start, local, ok := p.hourOfDay(rep.Window, now)
+	if !ok {
+		return Result{}, false, nil
 	}
 	var rows int64
 	for _, h := range prof.hours {
@@ -544,10 +573,9 @@ func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, r
 			rows = h.Rows
 		}
 	}
-	local := start.In(rep.Window.Location()).Format("15:04")
 	r := Result{Check: string(VolumeByHour), Metric: "rows_in_hour", Subject: local, Value: float64(rows), Unit: "rows", SQL: p.volumeSQL(), Rows: &rows, recorded: true, Status: Pass}
 	head := fmt.Sprintf("%s in the %s hour", countRows(rows), local)
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, volumePolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, volumePolicy)
 	switch {
 	case err != nil:
 		return r, false, err
@@ -562,6 +590,17 @@ func (c *Checker) hourOfDayResult(ctx context.Context, p *plan, prof *profile, r
 		r.Why = head + " against " + describe(*r.Baseline, num, "") + " of that hour"
 	}
 	return r, true, nil
+}
+
+// hourOfDay is the hour the hour-of-day check judges (the window's last complete hour) and its
+// series' subject, the local hour of day ("14:00"); ok is false when the window holds no complete
+// hour or the column holds whole days.
+func (p *plan) hourOfDay(w Window, now time.Time) (start time.Time, subject string, ok bool) {
+	start, inside := lastCompleteHour(w, now)
+	if !inside || p.d.IsDateColumn(p.tf, p.tsType) {
+		return time.Time{}, "", false
+	}
+	return start, start.In(w.Location()).Format("15:04"), true
 }
 
 // emptyHours counts complete hours inside the window (and before now) with no row.
@@ -607,7 +646,7 @@ func (c *Checker) lagResult(ctx context.Context, metric, column string, newest *
 	}
 	r.Value, r.recorded = round(lag, 3), true
 	head := fmt.Sprintf("newest %s is %s old", column, dur(lag))
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, lagPolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, lagPolicy)
 	switch {
 	case err != nil:
 		return r, err
@@ -644,7 +683,7 @@ func (c *Checker) finish(ctx context.Context, req Request, rep *Report, started 
 // loads stopped means the pipeline is.
 func (c *Checker) loadResult(ctx context.Context, p *plan, fresh *Result, rep *Report, req Request, now time.Time, step func(string)) (Result, error) {
 	var raw any
-	if err := c.wh.QueryRow(ctx, p.loadQ.sql, p.loadQ.args, &raw); err != nil {
+	if err := p.stmts.QueryRow(ctx, p.loadQ.sql, p.loadQ.args, &raw); err != nil {
 		return Result{}, fmt.Errorf("load lag of %s: %w", rep.Table, err)
 	}
 	step("load lag")
@@ -689,7 +728,7 @@ func (c *Checker) nullResult(ctx context.Context, p *plan, col scanCol, prof *pr
 	if t := thresholdFor(req.Thresholds, string(NullRate), col.name); t != nil {
 		r.judgeThreshold(t, rate, head, pct)
 	} else {
-		b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
+		b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, nullPolicy)
 		if err != nil {
 			return r, err
 		}
@@ -721,7 +760,7 @@ func (c *Checker) uniquenessResult(ctx context.Context, p *plan, prof *profile, 
 		return r, nil
 	}
 	var dups int64
-	if err := c.wh.QueryRow(ctx, p.dup.count.sql, p.dup.count.args, &dups); err != nil {
+	if err := p.stmts.QueryRow(ctx, p.dup.count.sql, p.dup.count.args, &dups); err != nil {
 		return r, fmt.Errorf("uniqueness of (%s): %w", keyName, err)
 	}
 	step("uniqueness")

@@ -11,7 +11,7 @@ import (
 
 // runDistinct reads every distinct count the plan asked for in its one query.
 func (c *Checker) runDistinct(ctx context.Context, p *plan, prof *profile) error {
-	rows, err := c.wh.QueryAll(ctx, p.distinct.sql, p.distinct.args, 1)
+	rows, err := p.stmts.QueryAll(ctx, p.distinct.sql, p.distinct.args, 1)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (c *Checker) judgeColumnMetric(ctx context.Context, r Result, m ColumnMetri
 		return r, nil
 	}
 	pol := columnPolicy(m)
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, pol)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, pol)
 	if err != nil {
 		return r, err
 	}

@@ -106,6 +106,12 @@ type extraPoint struct {
 	baseline        *Baseline
 }
 
+// seriesKey is the history the dimension check judges its keys against: every key's series, up
+// to 60 points each.
+func (dp *dimPlan) seriesKey() seriesKey {
+	return seriesKey{metric: dp.metric, subject: dp.prefix, prefix: true, limit: 60 * (dp.maxKeys + 1)}
+}
+
 func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now time.Time, step func(string)) (Result, error) {
 	dp := p.dim
 	subject := dp.key
@@ -115,7 +121,7 @@ func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now
 	}
 	r := Result{Check: string(Dimension), Metric: "keys_moved", Subject: subject, Unit: "keys", SQL: dp.grouped.sql, Status: Pass, recorded: true,
 		ExpectedLow: ptr(0.0), ExpectedHigh: ptr(0.0)}
-	rows, err := c.wh.QueryAll(ctx, dp.grouped.sql, dp.grouped.args, dp.maxKeys+1)
+	rows, err := p.stmts.QueryAll(ctx, dp.grouped.sql, dp.grouped.args, dp.maxKeys+1)
 	if err != nil {
 		return r, fmt.Errorf("dimension %s of %s: %w", subject, rep.Table, err)
 	}
@@ -135,7 +141,7 @@ func (c *Checker) dimensionResult(ctx context.Context, p *plan, rep *Report, now
 	}
 	var history map[string][]Point
 	if c.hist != nil {
-		if history, err = c.hist.SeriesByPrefix(ctx, rep.Asset, dp.metric, dp.prefix, now, 60*(dp.maxKeys+1)); err != nil {
+		if history, err = c.seriesPoints(ctx, rep, dp.seriesKey(), now); err != nil {
 			return r, fmt.Errorf("baseline of %s: %w", dp.metric, err)
 		}
 	}

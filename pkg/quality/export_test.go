@@ -24,3 +24,15 @@ func (c *Checker) PlannedStatements(ctx context.Context, req Request, now time.T
 	}
 	return sqls, args, nil
 }
+
+// WithoutPrefetch returns a checker on the same warehouse and history that reads each baseline
+// when its result asks for it, as before the prefetch: the reference the prefetch must match.
+func WithoutPrefetch(c *Checker) *Checker {
+	return &Checker{wh: c.wh, hist: c.hist, now: c.now, baselineMisses: c.baselineMisses}
+}
+
+// BaselineMisses counts the baselines c's runs asked for that their plans had not prefetched.
+func BaselineMisses(c *Checker) int64 { return c.baselineMisses.Load() }
+
+// Median is the baselines' median, for the benchmarks' figures.
+func Median(v []float64) float64 { return median(v) }

@@ -118,7 +118,7 @@ func (c *Checker) lakeVolume(ctx context.Context, f LakeFacts, rep *Report, now 
 	rows := f.Records
 	r := Result{Check: string(Volume), Metric: "rows_per_hour", Value: round(rate, 4), Unit: "rows/hour", SQL: meta, Rows: &rows, recorded: true, Status: Pass}
 	head := fmt.Sprintf("%s committed %s in %d data %s (%s per hour)", countRows(f.Records), rep.Window.Label, f.Files, plural(int64(f.Files), "file", "files"), num(rate))
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, "", now, rep.Window, volumePolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, "", now, volumePolicy)
 	switch {
 	case err != nil:
 		return r, err
@@ -155,7 +155,7 @@ func (c *Checker) lakeNulls(ctx context.Context, col LakeColumn, rep *Report, re
 		r.judgeThreshold(t, rate, head, pct)
 		return r, nil
 	}
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, nullPolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, nullPolicy)
 	if err != nil {
 		return r, err
 	}

@@ -81,6 +81,16 @@ type plan struct {
 	freshFromProfile bool
 	dup              *dupPlan
 	custom           []customPlan
+	// stmts runs the planned statements: the run's warehouse snapshot (Run sets it). A custom
+	// assertion is the caller's SQL and a sample is read after its verdict, so both go through
+	// the warehouse handle, each statement in its own transaction.
+	stmts statements
+}
+
+// statements is what runs a plan's statements: a warehouse.Snapshot (or the handle itself).
+type statements interface {
+	QueryRow(ctx context.Context, query string, args []any, dest ...any) error
+	QueryAll(ctx context.Context, query string, args []any, max int) (warehouse.Rows, error)
 }
 
 func (p *plan) has(c Check) bool { return slices.Contains(p.checks, c) }

@@ -551,9 +551,10 @@ func TestProfileTableOnePassPerEngine(t *testing.T) {
 }
 
 // An unreadable history must not leave volume or freshness at pass: the run errors (as the null
-// rate does), so run_monitors counts the monitor as failing and exits 1.
+// rate does), so run_monitors counts the monitor as failing and exits 1. The reads are prefetched
+// while the warehouse runs the statements; the failed read still fails its result's run.
 func TestUnreadableHistoryIsAnErrorNotAPass(t *testing.T) {
-	for _, check := range []quality.Check{quality.Volume, quality.Freshness, quality.NullRate} {
+	for _, check := range []quality.Check{quality.Volume, quality.VolumeByHour, quality.Freshness, quality.NullRate, quality.Column, quality.Dimension} {
 		t.Run(string(check), func(t *testing.T) {
 			e := engines()["sqlite"](t)
 			st := openStore(t)
@@ -569,7 +570,8 @@ func TestUnreadableHistoryIsAnErrorNotAPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep, err := quality.NewChecker(e.wh, quality.NewHistory(st), func() time.Time { return now }).Run(context.Background(),
-				quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w, Checks: []quality.Check{check}, Columns: []string{"egress_bytes"}})
+				quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w, Checks: []quality.Check{check}, Columns: []string{"egress_bytes"},
+					Dimension: &quality.DimensionSpec{Column: "account_id"}})
 			if err == nil || !strings.Contains(err.Error(), "check history") {
 				t.Fatalf("run with an unreadable history: report %+v, err %v", rep, err)
 			}

@@ -110,7 +110,7 @@ func (c *Checker) reconcileResult(ctx context.Context, p *plan, prof *profile, r
 		what = "sum of " + rp.column
 	}
 	r := Result{Check: string(Reconcile), Metric: "reconcile_ratio", Subject: subject, Unit: "ratio", Status: Pass, SQL: p.profileSQL() + ";\n" + rp.query.sql}
-	rows, err := c.wh.QueryAll(ctx, rp.query.sql, rp.query.args, 1)
+	rows, err := p.stmts.QueryAll(ctx, rp.query.sql, rp.query.args, 1)
 	if err != nil {
 		return r, fmt.Errorf("reconcile %s with %s: %w", rep.Table, rp.upstream, err)
 	}
@@ -141,7 +141,7 @@ func (c *Checker) reconcileResult(ctx context.Context, p *plan, prof *profile, r
 	if rp.column != "" {
 		head = fmt.Sprintf("the sum of %s in %s is %s of %s's %s (%s against %s)", rp.column, rep.Table, pct(ratio), rp.upstream, rep.Window.Label, sig(model), sig(up))
 	}
-	b, ok, err := c.baseline(ctx, rep.Asset, r.Metric, r.Subject, now, rep.Window, reconPolicy)
+	b, ok, err := c.baseline(ctx, rep, r.Metric, r.Subject, now, reconPolicy)
 	switch {
 	case err != nil:
 		return r, err

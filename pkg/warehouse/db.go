@@ -126,18 +126,35 @@ func (w *DB) MaxSample() int { return w.maxSample }
 
 // QueryRow runs a one-row query under the statement timeout and scans it into dest.
 func (w *DB) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	return w.queryRow(ctx, w, query, args, dest...)
+}
+
+func (w *DB) queryRow(ctx context.Context, sc scope, query string, args []any, dest ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	q, done, err := w.begin(ctx)
+	q, done, err := sc.begin(ctx)
 	if err != nil {
 		return w.explain(ctx, err)
 	}
 	defer done()
 	if err := q.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
+		sc.broke()
 		return w.explain(ctx, err)
 	}
 	return nil
 }
+
+// scope is where one statement runs: the pool, each statement in its own transaction (DB), or
+// a Snapshot's one transaction.
+type scope interface {
+	// begin returns where to run one statement and the function that ends it.
+	begin(ctx context.Context) (querier, func(), error)
+	// broke says the statement failed or was cancelled mid-result, so its transaction (and on
+	// PostgreSQL its connection) may be unusable for the statements after it.
+	broke()
+}
+
+func (w *DB) broke() {}
 
 // querier is what both the pool and a transaction offer for reads.
 type querier interface {
@@ -181,23 +198,28 @@ func (w *DB) Query(ctx context.Context, query string, args []any, limit int) (Ro
 	if limit <= 0 || limit > w.maxSample {
 		limit = w.maxSample
 	}
-	return w.query(ctx, query, args, limit)
+	return w.query(ctx, w, query, args, limit)
 }
 
 // QueryAll reads every row of a query whose size the caller bounds itself (catalog reads,
 // GROUP BY hour). It still stops at max rows.
 func (w *DB) QueryAll(ctx context.Context, query string, args []any, max int) (Rows, error) {
-	return w.query(ctx, query, args, max)
+	return w.query(ctx, w, query, args, max)
 }
 
-func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Rows, error) {
+func (w *DB) query(ctx context.Context, sc scope, query string, args []any, limit int) (out Rows, err error) {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	q, done, err := w.begin(ctx)
+	q, done, err := sc.begin(ctx)
 	if err != nil {
 		return Rows{}, w.explain(ctx, err)
 	}
 	defer done()
+	defer func() {
+		if err != nil {
+			sc.broke()
+		}
+	}()
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return Rows{}, w.explain(ctx, err)
@@ -207,7 +229,7 @@ func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Ro
 	if err != nil {
 		return Rows{}, w.explain(ctx, err)
 	}
-	out := Rows{Columns: cols, Rows: [][]any{}}
+	out = Rows{Columns: cols, Rows: [][]any{}}
 	var size int
 	cutValues, full := false, false
 	for len(out.Rows) < limit && rows.Next() {
@@ -244,6 +266,7 @@ func (w *DB) query(ctx context.Context, query string, args []any, limit int) (Ro
 	// close a cursor without reading the rest.
 	if w.Dialect.Engine == Postgres && (full || len(out.Rows) == limit && rows.Next()) {
 		cancel()
+		sc.broke()
 	}
 	return out, nil
 }

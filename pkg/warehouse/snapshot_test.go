@@ -1,0 +1,96 @@
+package warehouse_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/dataworkers/dw/pkg/warehouse"
+)
+
+// Every statement of a snapshot sees the data as of its first read, whatever is committed
+// meanwhile; after Close the handle sees the new rows.
+func TestSnapshotSeesOneStateOfTheData(t *testing.T) {
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			rw, w := open(t)
+			if name == "sqlite" {
+				// A writer commits while the snapshot reads: WAL lets it (a rollback journal
+				// would make it wait for the reader).
+				if _, err := rw.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			insert := func(id string) {
+				t.Helper()
+				if _, err := rw.Exec(`INSERT INTO usage_hourly VALUES ('` + id + `', 1, '2025-12-01 00:00:00', NULL)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			insert("u-1")
+			ctx := context.Background()
+			snap, err := w.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int64
+			if err := snap.QueryRow(ctx, `SELECT count(*) FROM usage_hourly`, nil, &n); err != nil || n != 1 {
+				t.Fatalf("first read: %d rows, %v", n, err)
+			}
+			insert("u-2")
+			rows, err := snap.QueryAll(ctx, `SELECT count(*) FROM usage_hourly`, nil, 1)
+			if err != nil || len(rows.Rows) != 1 || warehouse.Int(rows.Rows[0][0]) != 1 {
+				t.Fatalf("second read in the snapshot: %v, %v; want the first read's 1 row", rows.Rows, err)
+			}
+			if err := snap.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.QueryRow(ctx, `SELECT count(*) FROM usage_hourly`, nil, &n); err != nil || n != 2 {
+				t.Fatalf("after the snapshot: %d rows, %v; want 2", n, err)
+			}
+		})
+	}
+}
+
+// A PostgreSQL snapshot stays read-only and leaves the session as it found it: a statement cannot
+// make its transaction read-write, a failed statement does not fail the ones after it (they run in
+// transactions of their own), and a setting changed inside it is gone once it is closed.
+func TestPostgresSnapshotStaysReadOnlyAndLeavesTheSession(t *testing.T) {
+	_, w := engines(t)["postgres"](t)
+	ctx := context.Background()
+	var before string
+	if err := w.QueryRow(ctx, `SHOW statement_timeout`, nil, &before); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := w.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iso, set string
+	if err := snap.QueryRow(ctx, `SHOW transaction_isolation`, nil, &iso); err != nil || iso != "repeatable read" {
+		t.Fatalf("isolation = %q, %v", iso, err)
+	}
+	if err := snap.QueryRow(ctx, `SELECT set_config('statement_timeout', '0', false)`, nil, &set); err != nil || set != "0" {
+		t.Fatalf("set_config inside the snapshot: %q, %v", set, err)
+	}
+	if err := snap.QueryRow(ctx, `SELECT set_config('transaction_read_only', 'off', false)`, nil, &set); err == nil {
+		t.Fatal("a statement made the snapshot's transaction read-write")
+	}
+	// The transaction is aborted now; the next statements run each in their own, still read-only.
+	var n int64
+	if err := snap.QueryRow(ctx, `SELECT count(*) FROM usage_hourly`, nil, &n); err != nil {
+		t.Fatalf("a statement after the failed one: %v", err)
+	}
+	if _, err := snap.QueryAll(ctx, `DELETE FROM usage_hourly RETURNING 1`, nil, 1); !errors.Is(err, warehouse.ErrReadOnly) {
+		t.Fatalf("DELETE in the snapshot after the failure: %v, want ErrReadOnly", err)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // every pooled connection
+		var after string
+		if err := w.QueryRow(ctx, `SHOW statement_timeout`, nil, &after); err != nil || after != before {
+			t.Fatalf("statement_timeout after the snapshot = %q, %v; want %q", after, err, before)
+		}
+	}
+}
