@@ -96,6 +96,14 @@ func BenchmarkQualityRunParts(b *testing.B) {
 					}
 				}
 			})
+			nohist := quality.NewChecker(wh, nil, func() time.Time { return until })
+			b.Run("run_no_history", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := nohist.Run(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run("run", func(b *testing.B) {
 				for b.Loop() {
 					if _, err := c.Run(ctx, req); err != nil {
