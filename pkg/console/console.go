@@ -2,7 +2,9 @@
 // signs in with their token, sees the incidents (open first) with their timeline, the blast radius of
 // each incident's asset and its remediation plan with every payload shown readably, approves or
 // rejects the proposals, sets an incident's severity and status, turns the org-wide stop on and off,
-// settles actions a crashed process left running, and reads receipts rendered from their Markdown. It is the human side: nothing here is reachable through MCP.
+// settles actions a crashed process left running, and reads receipts (the same receipts.Doc their
+// Markdown is written from, rendered by html/template). It is the human side: nothing here is
+// reachable through MCP.
 package console
 
 import (
@@ -339,12 +341,14 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request, sess session) {
 	}
 	var body any
 	_ = json.Unmarshal(rc.Body, &body)
-	html, err := receiptHTML(rc)
+	b, err := receipts.DecodeBody(rc)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.render(w, "receipt.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": rc, "Body": body, "HTML": html})
+	// The page renders the same Doc the Markdown is written from, through html/template, so every
+	// value in it is escaped as text.
+	s.render(w, "receipt.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "R": rc, "Body": body, "Doc": receipts.NewDoc(rc, b)})
 }
 
 func hasApprovers(cfg *config.Config) bool {

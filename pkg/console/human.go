@@ -1,18 +1,13 @@
 package console
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
-
 	"github.com/dataworkers/dw/pkg/incidents"
-	"github.com/dataworkers/dw/pkg/receipts"
 )
 
 // The person's decisions beyond approving: the org-wide stop, an incident's severity and status,
@@ -130,20 +125,4 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, sess session) {
 			fmt.Sprintf("#%d %s on %s settled as %s: %s", a.ID, a.Class, a.Target, a.Status, why))
 	}
 	s.redirectFlash(w, r, "/actions", fmt.Sprintf("Action #%d (%s on %s) settled as %s by %s", a.ID, a.Class, a.Target, a.Status, sess.approver))
-}
-
-var markdown = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
-
-// receiptHTML renders a receipt's Markdown. goldmark drops raw HTML unless told otherwise, so a
-// value written into a receipt (a commit message, an error body) cannot inject markup.
-func receiptHTML(r receipts.Receipt) (template.HTML, error) {
-	b, err := receipts.DecodeBody(r)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(receipts.Markdown(r, b)), &buf); err != nil {
-		return "", err
-	}
-	return template.HTML(buf.String()), nil //nolint:gosec // goldmark output without raw HTML
 }

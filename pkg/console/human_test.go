@@ -88,7 +88,9 @@ func TestAnApproverStopsResumesTriagesSettlesAndReadsAReceiptInChromium(t *testi
 		t.Fatal(err)
 	}
 	body := receipts.Body{Incident: receipts.IncidentSummary{ID: 1, Asset: usageTable, FailureMode: "null_rate", Severity: "sev1"},
-		Cause: "v12 dropped response_bytes, which a statement pinned to v11 <b>sums</b>", Outcome: "resolved"}
+		Cause: "v12 dropped response_bytes, which a statement pinned to v11 <b>sums</b>", Outcome: "resolved",
+		Actions: []receipts.Action{{ID: 1, Class: config.ClassPauseJob, Target: stripeDAG, Status: "succeeded",
+			Result: "paused <script>document.title='owned'</script> | done", Undo: "unpause", Authority: receipts.AuthorityApproval, RequestID: 1, ApprovedBy: "streaming-platform-owner"}}}
 	rc, err := chain.Append(context.Background(), 1, body)
 	if err != nil {
 		t.Fatal(err)
@@ -190,8 +192,86 @@ func TestAnApproverStopsResumesTriagesSettlesAndReadsAReceiptInChromium(t *testi
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#receipt h1, #receipt h2, #receipt h3").length`)); err != nil || n == 0 {
 		t.Errorf("the receipt has no headings (%v)", err)
 	}
-	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#receipt b").length`)); err != nil || n != 0 {
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#receipt b, #receipt script").length`)); err != nil || n != 0 {
 		t.Errorf("markup from a value was rendered (%d, %v)", n, err)
+	}
+	// The actions table, with the hostile result as text in its cell.
+	cell, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#receipt table td")].map(td => td.textContent).join("\n")`))
+	if err != nil || !strings.Contains(cell, "succeeded: paused <script>document.title='owned'</script> | done") {
+		t.Errorf("the actions table lacks the result as text (%v):\n%s", err, cell)
+	}
+	if title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`)); err != nil || title == "owned" {
+		t.Errorf("a script from a value ran (%q, %v)", title, err)
+	}
+	if footer := textOf(t, ctx, "#receipt p:last-child"); !strings.Contains(footer, "chain MAC "+rc.MAC) || !strings.Contains(footer, "previous "+rc.PrevMAC) {
+		t.Errorf("footer %q lacks the chain MACs", footer)
+	}
+}
+
+// TestTheReceiptPageRendersTheDocAsEscapedHTML reads the receipt page's HTML itself: the headings,
+// the tables with one cell per column, code for identifiers, the footer's MACs, and every hostile
+// value escaped as text, never markup.
+func TestTheReceiptPageRendersTheDocAsEscapedHTML(t *testing.T) {
+	srv, _, _ := scenario(t)
+	hostile := "a | b `tick` <script>alert(1)</script>\nnext line"
+	body := receipts.Body{Incident: receipts.IncidentSummary{ID: 1, Asset: usageTable, FailureMode: "null_rate", Severity: "sev1", Summary: hostile},
+		PlanID: 2, Cause: "cause " + hostile, Outcome: "resolved",
+		Evidence:  []receipts.Evidence{{Kind: "schema_diff", Source: "registry", Detail: hostile}},
+		Proposals: []receipts.Proposal{{Order: 1, Class: config.ClassPauseJob, Target: stripeDAG, Title: "Pause " + hostile, Executor: "data_workers", RequestID: 1}},
+		Actions: []receipts.Action{{ID: 5, Class: config.ClassPauseJob, Target: stripeDAG, Status: "succeeded", Result: hostile, Undo: "unpause",
+			Authority: receipts.AuthorityApproval, RequestID: 1, ApprovedBy: "streaming-platform-owner"}},
+		Undo: []string{"unpause " + hostile}}
+	rc, err := srv.receipts.Append(context.Background(), 1, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	client := &http.Client{Jar: &cookieJar{}}
+	if resp, err := client.PostForm(ts.URL+"/login", url.Values{"approver": {"streaming-platform-owner"}, "token": {ownerToken}}); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp, err := client.Get(ts.URL + "/receipts/" + itoa64(rc.Seq))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("receipt page: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	page := string(raw)
+	start, end := strings.Index(page, `<article id="receipt"`), strings.Index(page, "</article>")
+	if start < 0 || end < start {
+		t.Fatalf("no receipt article:\n%s", page)
+	}
+	article := page[start:end]
+	escaped := "a | b `tick` &lt;script&gt;alert(1)&lt;/script&gt;\nnext line"
+	for _, want := range []string{
+		"<h1>Receipt #" + itoa64(rc.Seq) + " — incident #1</h1>",
+		"<li><strong>Asset:</strong> <code>" + usageTable + "</code></li>",
+		"<h2>Cause</h2>", "<p>cause " + escaped + "</p>",
+		"<li><strong>schema_diff</strong> (registry): " + escaped + "</li>",
+		"<h2>Plan</h2>", "<p>Plan #2.</p>",
+		"<th>Approval request</th>", "<td>Pause " + escaped + "</td>", "<td>#1</td>",
+		"<h2>Actions</h2>", "<td><code>" + stripeDAG + "</code></td>", "<td>succeeded: " + escaped + "</td>",
+		"<td>approval #1 by streaming-platform-owner</td>",
+		"<h2>Undo</h2>", "<li>unpause " + escaped + "</li>",
+		"chain MAC <code>" + rc.MAC + "</code> (previous <code>" + rc.PrevMAC + "</code>). <code>verify_receipts</code> checks the whole chain.",
+	} {
+		if !strings.Contains(article, want) {
+			t.Errorf("the receipt lacks %q:\n%s", want, article)
+		}
+	}
+	if strings.Contains(article, "<script>") {
+		t.Errorf("a value's markup reached the page:\n%s", article)
+	}
+	// Each table row has one cell per header, whatever "|" the values hold.
+	for _, table := range strings.Split(article, "<table>")[1:] {
+		table = table[:strings.Index(table, "</table>")]
+		cols := strings.Count(table[:strings.Index(table, "</thead>")], "<th>")
+		for _, row := range strings.Split(table, "<tr>")[2:] {
+			if n := strings.Count(row, "<td>"); n != cols {
+				t.Errorf("a row has %d cells for %d columns: %s", n, cols, row)
+			}
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package receipts
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -113,83 +112,6 @@ func DecodeBody(r Receipt) (Body, error) {
 	return b, nil
 }
 
-// Markdown renders a receipt for people: the same facts as the JSON, nothing added.
-func Markdown(r Receipt, b Body) string {
-	var s strings.Builder
-	ts := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-	fmt.Fprintf(&s, "# Receipt #%d — incident #%d\n\n", r.Seq, b.Incident.ID)
-	fmt.Fprintf(&s, "- **Asset:** `%s`\n- **Failure:** %s (%s)\n- **Severity:** %s\n- **Opened:** %s\n",
-		b.Incident.Asset, b.Incident.Summary, b.Incident.FailureMode, b.Incident.Severity, ts(b.Incident.OpenedAt))
-	if b.Incident.ResolvedAt != nil {
-		fmt.Fprintf(&s, "- **Resolved:** %s\n", ts(*b.Incident.ResolvedAt))
-	}
-	fmt.Fprintf(&s, "- **Outcome:** %s\n\n## Cause\n\n%s\n", b.Outcome, b.Cause)
-	if len(b.Evidence) > 0 {
-		s.WriteString("\n## Evidence\n\n")
-		for _, e := range b.Evidence {
-			fmt.Fprintf(&s, "- **%s** (%s): %s\n", e.Kind, e.Source, e.Detail)
-		}
-	}
-	if len(b.Proposals) > 0 {
-		s.WriteString("\n## Plan\n\n")
-		if b.PlanID != 0 {
-			fmt.Fprintf(&s, "Plan #%d.\n\n", b.PlanID)
-		}
-		s.WriteString("| # | Class | Target | Executed by | Proposal | Approval request | Undo |\n|---|---|---|---|---|---|---|\n")
-		for i, p := range b.Proposals {
-			n := p.Order
-			if n == 0 {
-				n = i + 1
-			}
-			req := "none"
-			if p.RequestID != 0 {
-				req = fmt.Sprintf("#%d", p.RequestID)
-			}
-			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s | %s | %s |\n", n, p.Class, p.Target, p.Executor, mdCell(p.Title), req, mdCell(p.Undo))
-		}
-	}
-	if len(b.Approvals) > 0 {
-		s.WriteString("\n## Approvals\n\n| Request | Class | Decision | By | When | Payload SHA-256 |\n|---|---|---|---|---|---|\n")
-		for _, a := range b.Approvals {
-			when := ""
-			if a.DecidedAt != nil {
-				when = ts(*a.DecidedAt)
-			}
-			fmt.Fprintf(&s, "| #%d | %s | %s | %s | %s | `%s` |\n", a.RequestID, a.Class, a.Status, a.DecidedBy, when, a.PayloadSHA256)
-		}
-	}
-	if len(b.Actions) > 0 {
-		s.WriteString("\n## Actions\n\n| # | Class | Target | Authority | Result | Undo |\n|---|---|---|---|---|---|\n")
-		for _, a := range b.Actions {
-			fmt.Fprintf(&s, "| %d | %s | `%s` | %s | %s: %s | %s |\n", a.ID, a.Class, a.Target, mdCell(a.AuthorityLine()), a.Status, mdCell(a.Result), mdCell(a.Undo))
-		}
-	}
-	for _, part := range []struct {
-		title  string
-		checks []Check
-	}{{"Checks before", b.ChecksBefore}, {"Checks after", b.ChecksAfter}} {
-		if len(part.checks) == 0 {
-			continue
-		}
-		fmt.Fprintf(&s, "\n## %s\n\n| When | Asset | Metric | Value | Status | Why |\n|---|---|---|---|---|---|\n", part.title)
-		for _, c := range part.checks {
-			metric := c.Metric
-			if c.Subject != "" {
-				metric += " (" + c.Subject + ")"
-			}
-			fmt.Fprintf(&s, "| %s | `%s` | %s | %g | %s | %s |\n", ts(c.At), c.Asset, metric, c.Value, c.Status, mdCell(c.Why))
-		}
-	}
-	if len(b.Undo) > 0 {
-		s.WriteString("\n## Undo\n\n")
-		for _, u := range b.Undo {
-			fmt.Fprintf(&s, "- %s\n", u)
-		}
-	}
-	fmt.Fprintf(&s, "\n---\nWritten %s · chain MAC `%s` (previous `%s`). `verify_receipts` checks the whole chain.\n", ts(r.CreatedAt), r.MAC, r.PrevMAC)
-	return s.String()
-}
-
 // AuthorityLine says in words what an action ran on.
 func (a Action) AuthorityLine() string {
 	switch a.Authority {
@@ -199,8 +121,4 @@ func (a Action) AuthorityLine() string {
 		return fmt.Sprintf("approval #%d by %s", a.RequestID, a.ApprovedBy)
 	}
 	return ""
-}
-
-func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
