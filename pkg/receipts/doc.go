@@ -18,8 +18,8 @@ const (
 	// Plain is the receipt's own vocabulary and punctuation (a class, a status, a time, a
 	// number). Markdown writes it as it is, everywhere.
 	Plain SpanKind = "plain"
-	// Prose is free text from outside (a title, a result, an undo note). Inside a Markdown table
-	// cell its "|" is escaped and its line breaks become spaces, so it stays in its cell.
+	// Prose is free text from outside (a title, a result, an undo note). (Inside a Markdown table
+	// cell every kind has its "|" escaped and its line breaks made spaces, so it stays in its cell.)
 	Prose SpanKind = "prose"
 	// Code is an identifier (an asset URN, a hash, a tool name), set in code.
 	Code SpanKind = "code"
@@ -163,8 +163,9 @@ func Markdown(r Receipt, b Body) string {
 	return NewDoc(r, b).Markdown()
 }
 
-// Markdown renders the document. Values are written as they are, except Prose inside a table
-// cell (see SpanKind): the output is what receipts have always read as.
+// Markdown renders the document. Values are written as they are, except that inside a table cell
+// no value can end its cell or row ("|" escaped, line breaks as spaces) and a code span is fenced
+// past any backticks its value holds.
 func (d Doc) Markdown() string {
 	var s strings.Builder
 	s.WriteString("# " + d.Title + "\n\n")
@@ -209,24 +210,43 @@ func (t *Table) markdown() string {
 func (l Line) markdown(inCell bool) string {
 	var s strings.Builder
 	for _, sp := range l {
+		text := sp.Text
+		if inCell {
+			text = mdCell(text) // any span: a "|" or a line break would end the cell or the row
+		}
 		switch sp.Kind {
 		case Code:
-			s.WriteString("`" + sp.Text + "`")
+			s.WriteString(codeSpan(text))
 		case Strong:
-			s.WriteString("**" + sp.Text + "**")
-		case Prose:
-			if inCell {
-				s.WriteString(mdCell(sp.Text))
-			} else {
-				s.WriteString(sp.Text)
-			}
+			s.WriteString("**" + text + "**")
 		default:
-			s.WriteString(sp.Text)
+			s.WriteString(text)
 		}
 	}
 	return s.String()
 }
 
+// mdCell keeps a value inside one Markdown table cell: "|" escaped (GFM splits cells on it even
+// inside a code span), line breaks as spaces.
 func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+	return strings.NewReplacer("|", "\\|", "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// codeSpan sets s in code whatever backticks it holds (CommonMark: the fence is one backtick
+// longer than the longest run inside, padded with a space when s starts or ends with one).
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
