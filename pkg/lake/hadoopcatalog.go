@@ -109,9 +109,10 @@ func (c *hadoopCatalog) listNamespaces(context.Context) ([][]string, error) {
 	return out, nil
 }
 
-// readDir lists the entry names of a directory of the warehouse, sorted.
+// readDir lists the entry names of a directory of the warehouse, sorted. The name ends in "/" so
+// that an object store lists the prefix rather than look for an object of that name.
 func (c *hadoopCatalog) readDir(dir string) ([]string, error) {
-	f, err := c.fs.Open(dir)
+	f, err := c.fs.Open(strings.TrimSuffix(dir, "/") + "/")
 	if err != nil {
 		return nil, err
 	}

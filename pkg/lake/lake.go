@@ -65,6 +65,11 @@ func fileProps(cfg *config.Lake, vended map[string]string) map[string]string {
 	for k, v := range vended {
 		props[k] = v
 	}
+	if cfg.Region != "" && props["s3.region"] == "" && props["client.region"] == "" {
+		// lake.region (Glue's) is where the tables' buckets are too, unless told otherwise: an S3
+		// client defaulting to us-east-1 gets a redirect it does not follow for a bucket elsewhere.
+		props["client.region"] = cfg.Region
+	}
 	return props
 }
 

@@ -84,15 +84,20 @@ func newS3FS(ctx context.Context, props map[string]string) (*s3FS, error) {
 	return &s3FS{ctx: ctx, client: client}, nil
 }
 
+// splitS3 splits s3://bucket/key without decoding it: object keys are taken as they are written
+// (writers put URL-encoded partition values such as "name=a+b%3Ac" into real keys), so "+" and
+// "%" stay themselves.
 func splitS3(name string) (bucket, key string, err error) {
-	u, err := url.Parse(name)
-	if err != nil || u.Host == "" {
+	_, rest, ok := strings.Cut(name, "://")
+	bucket, key, _ = strings.Cut(rest, "/")
+	if !ok || bucket == "" {
 		return "", "", fmt.Errorf("%q is not an s3://bucket/key location", name)
 	}
-	return u.Host, strings.TrimPrefix(u.Path, "/"), nil
+	return bucket, key, nil
 }
 
-// Open opens an object, or a "directory" (a prefix that has objects under it) for ReadDir.
+// Open opens an object, or, for a name ending in "/" (or a bucket), a "directory" (a prefix that
+// has objects under it) for ReadDir.
 func (f *s3FS) Open(name string) (iceio.File, error) {
 	bucket, key, err := splitS3(name)
 	if err != nil {
@@ -106,6 +111,9 @@ func (f *s3FS) Open(name string) (iceio.File, error) {
 		if !isS3NotFound(err) {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
+		// A missing file (version-hint.text, say) is not listed as a directory (a name ending in
+		// "/" is): no LIST, which a read-only role without s3:ListBucket answers with AccessDenied.
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	prefix := strings.TrimSuffix(key, "/")
 	if prefix != "" {
@@ -153,8 +161,10 @@ func (f *s3FS) Remove(name string) error {
 	return &fs.PathError{Op: "remove", Path: name, Err: errors.ErrUnsupported}
 }
 
-// s3File reads an object by ranged GETs (Parquet readers seek to the footer, then to each
-// column chunk), or lists a directory.
+// s3File reads an object: ReadAt by one ranged GET a call (Parquet readers seek to the footer,
+// then to each column chunk), Read by streaming one GET from the offset to the end (metadata and
+// Avro files are read front to back through small buffers; a GET per buffer would be thousands
+// of requests for a large manifest). It also lists a directory.
 type s3File struct {
 	fs          *s3FS
 	bucket, key string
@@ -162,6 +172,9 @@ type s3File struct {
 	mod         time.Time
 	off         int64
 	dir         []fs.DirEntry // a directory's entries, nil for an object
+	// body streams the object from bodyOff for Read; a Seek elsewhere reopens it.
+	body    io.ReadCloser
+	bodyOff int64
 }
 
 func (o *s3File) ReadAt(p []byte, off int64) (int, error) {
@@ -192,12 +205,49 @@ func (o *s3File) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (o *s3File) Read(p []byte) (int, error) {
-	n, err := o.ReadAt(p, o.off)
-	o.off += int64(n)
-	if errors.Is(err, io.EOF) && n > 0 {
-		err = nil
+	if o.dir != nil {
+		return 0, fmt.Errorf("s3://%s/%s is a directory", o.bucket, o.key)
 	}
-	return n, err
+	if o.off >= o.size {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if o.body == nil || o.bodyOff != o.off {
+		o.closeBody()
+		out, err := o.fs.client.GetObject(o.fs.ctx, &s3.GetObjectInput{Bucket: aws.String(o.bucket), Key: aws.String(o.key),
+			Range: aws.String(fmt.Sprintf("bytes=%d-", o.off))})
+		if err != nil {
+			return 0, fmt.Errorf("s3://%s/%s: %w", o.bucket, o.key, err)
+		}
+		o.body, o.bodyOff = out.Body, o.off
+	}
+	n, err := o.body.Read(p[:min(int64(len(p)), o.size-o.off)])
+	o.off += int64(n)
+	o.bodyOff = o.off
+	switch {
+	case errors.Is(err, io.EOF) && o.off < o.size:
+		o.closeBody()
+		return n, fmt.Errorf("s3://%s/%s: %w", o.bucket, o.key, io.ErrUnexpectedEOF)
+	case errors.Is(err, io.EOF):
+		o.closeBody()
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil // the next Read answers io.EOF
+	case err != nil:
+		o.closeBody()
+		return n, fmt.Errorf("s3://%s/%s: %w", o.bucket, o.key, err)
+	}
+	return n, nil
+}
+
+func (o *s3File) closeBody() {
+	if o.body != nil {
+		_ = o.body.Close()
+		o.body = nil
+	}
 }
 
 func (o *s3File) Seek(offset int64, whence int) (int64, error) {
@@ -229,7 +279,10 @@ func (o *s3File) ReadDir(int) ([]fs.DirEntry, error) {
 	return o.dir, nil
 }
 
-func (o *s3File) Close() error { return nil }
+func (o *s3File) Close() error {
+	o.closeBody()
+	return nil
+}
 
 // s3Entry describes an object or a common prefix.
 type s3Entry struct {

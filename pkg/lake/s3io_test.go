@@ -8,10 +8,14 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -143,7 +147,7 @@ func TestS3FileIO(t *testing.T) {
 	if rest, _ := io.ReadAll(f); string(rest) != "fghij" {
 		t.Fatalf("after seek = %q", rest)
 	}
-	d, err := fsys.Open("s3://lake/wh/ns")
+	d, err := fsys.Open("s3://lake/wh/ns/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,3 +162,59 @@ func TestS3FileIO(t *testing.T) {
 		t.Fatal("an access key without its secret was taken")
 	}
 }
+
+// Keys are taken as written (a partition value URL-encoded into the key stays encoded), a file read
+// front to back is one GET however small the reader's buffer, and a missing file is a HEAD, not a
+// listing.
+func TestS3KeysAsWrittenAndOneGetPerSequentialRead(t *testing.T) {
+	dir := t.TempDir()
+	key := "wh/t/data/name=a+b%3Ac/part-0.avro"
+	body := []byte(strings.Repeat("manifest bytes ", 20000)) // 300 KB
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(path.Dir(key))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(key)), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	backend := serveS3Dir(t, "lake", dir)
+	target, _ := url.Parse(backend.URL)
+	var gets, lists atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
+			lists.Add(1)
+		case r.Method == http.MethodGet:
+			gets.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	fsys, err := loadFS(context.Background(), S3Props(front.URL), "s3://lake/wh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open("s3://lake/" + key)
+	if err != nil {
+		t.Fatalf("a key holding + and %%3A: %v", err)
+	}
+	defer f.Close()
+	got, err := io.ReadAll(iotestSmallReads{f})
+	if err != nil || string(got) != string(body) {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+	if n := gets.Load(); n != 1 {
+		t.Errorf("a sequential read of %d bytes took %d GETs, want 1", len(body), n)
+	}
+	if _, err := fsys.Open("s3://lake/wh/t/metadata/version-hint.text"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if n := lists.Load(); n != 0 {
+		t.Errorf("a missing file was looked for with %d listings", n)
+	}
+}
+
+// iotestSmallReads reads through 4 KiB at a time, as a bufio.Reader over the file does.
+type iotestSmallReads struct{ r io.Reader }
+
+func (s iotestSmallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 4096)]) }
