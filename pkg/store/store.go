@@ -217,8 +217,16 @@ func (s *Store) WriteWithoutReferenceChecks(ctx context.Context, fn func(*sql.Tx
 		return fmt.Errorf("store: begin write: %w", err)
 	}
 	defer func() {
-		if _, err := conn.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`); err != nil {
-			// Never hand the pool a connection that does not check references.
+		// Never hand the pool a connection that does not check references. SQLite ignores the
+		// pragma, without an error, while a transaction is still open on the connection (a commit
+		// cancelled by its context leaves the rollback to database/sql, on its own time), so
+		// what counts is the setting read back.
+		on := 0
+		_, err := conn.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`)
+		if err == nil {
+			err = conn.QueryRowContext(context.Background(), `PRAGMA foreign_keys`).Scan(&on)
+		}
+		if err != nil || on != 1 {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()

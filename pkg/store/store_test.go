@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -380,5 +381,44 @@ func TestWriteWithoutReferenceChecksIsConfinedToItsTransaction(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
 		t.Fatalf("a write after it with a dangling reference: %v, want a FOREIGN KEY failure", err)
+	}
+}
+
+// However a write without reference checks ends (an error, a panic, its context cancelled around
+// the commit), the next write checks references.
+func TestReferenceChecksComeBackAfterEveryEnding(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	writerChecks := func(when string) {
+		t.Helper()
+		if err := st.Write(ctx, func(tx *sql.Tx) error {
+			var fk int
+			if err := tx.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
+				return err
+			}
+			if fk != 1 {
+				return fmt.Errorf("foreign_keys = %d", fk)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("after %s: %v", when, err)
+		}
+	}
+	_ = st.WriteWithoutReferenceChecks(ctx, func(*sql.Tx) error { return errors.New("boom") })
+	writerChecks("an error")
+	func() {
+		defer func() { _ = recover() }()
+		_ = st.WriteWithoutReferenceChecks(ctx, func(*sql.Tx) error { panic("boom") })
+	}()
+	writerChecks("a panic")
+	for i := 0; i < 300; i++ {
+		cctx, cancel := context.WithCancel(ctx)
+		_ = st.WriteWithoutReferenceChecks(cctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(cctx, `INSERT INTO tool_calls(at, agent, tool, outcome, duration_ms, args_sha256) VALUES ('t','a','x','ok',1,'h')`)
+			go cancel() // races the commit, as a client hanging up does
+			return err
+		})
+		cancel()
+		writerChecks(fmt.Sprintf("cancellation %d", i))
 	}
 }
