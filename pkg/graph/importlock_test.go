@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -161,5 +162,62 @@ func TestAFailedFillWritesNothing(t *testing.T) {
 	var n int
 	if err := g.st.DB.QueryRow(`SELECT count(*) FROM graph_assets`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("assets after a failed fill = %d, %v", n, err)
+	}
+}
+
+// A fill whose batches come from another goroutine (dbt's pipeline merger) and which panics: the
+// other goroutine's later puts are refused, not a send on a closed channel, and it is not left
+// blocked.
+func TestAPutAfterAPanickingFillIsRefused(t *testing.T) {
+	merged := make(chan error, 1)
+	err := overlap(func(put func(Batch) error) error {
+		go func() {
+			var err error
+			for i := 0; i < 100 && err == nil; i++ {
+				err = put(Batch{})
+			}
+			merged <- err
+		}()
+		panic("walk bug")
+	}, func(Batch) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "walk bug") {
+		t.Fatalf("err = %v, want the panic", err)
+	}
+	select {
+	case err := <-merged:
+		if !errors.Is(err, errOverlapStopped) {
+			t.Fatalf("the merger's put after the panic = %v, want errOverlapStopped", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the merger was left blocked on put")
+	}
+}
+
+// A write that panics stops the fill and waits for it before the panic goes on up: the fill
+// returns, and no goroutine stays blocked on a batch.
+func TestAPanickingWriteStopsTheFill(t *testing.T) {
+	fillDone := make(chan error, 1)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the write's panic did not reach the caller")
+			}
+		}()
+		_ = overlap(func(put func(Batch) error) error {
+			var err error
+			for i := 0; i < 1000 && err == nil; i++ {
+				err = put(Batch{})
+			}
+			fillDone <- err
+			return err
+		}, func(Batch) error { panic("writer bug") })
+	}()
+	select {
+	case err := <-fillDone:
+		if !errors.Is(err, errOverlapStopped) {
+			t.Fatalf("fill's put after the write panicked = %v, want errOverlapStopped", err)
+		}
+	default:
+		t.Fatal("the panic went up before fill had returned")
 	}
 }

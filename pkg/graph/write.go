@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -143,34 +144,72 @@ var errOverlapStopped = errors.New("graph: import stopped: writing a batch faile
 // in order, holding at most overlapDepth batches in between. Once write fails, fill's put returns
 // errOverlapStopped and write is called no more; overlap returns write's error first, else fill's,
 // and only after fill has returned. A panic in fill comes back as an error, so the transaction
-// around overlap is rolled back.
-func overlap(fill func(put func(Batch) error) error, write func(Batch) error) error {
+// around overlap is rolled back; a put from another goroutine of fill's (a pipeline's merger) after
+// fill has returned gets errOverlapStopped, never a send on a closed channel. A panic in write stops
+// fill, waits for it and goes on up, so no goroutine is left blocked on a batch.
+func overlap(fill func(put func(Batch) error) error, write func(Batch) error) (err error) {
 	batches := make(chan Batch, overlapDepth)
 	stop := make(chan struct{})
+	finished := make(chan struct{}) // closed once fill has returned and filled holds its error
 	filled := make(chan error, 1)
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	put := func(b Batch) error {
+		select {
+		case <-finished:
+			return errOverlapStopped
+		case <-stop:
+			return errOverlapStopped
+		default:
+		}
+		select {
+		case batches <- b:
+			return nil
+		case <-stop:
+			return errOverlapStopped
+		case <-finished:
+			return errOverlapStopped
+		}
+	}
 	go func() {
-		defer close(batches)
+		defer close(finished)
 		defer func() {
 			if p := recover(); p != nil {
 				filled <- fmt.Errorf("graph: import fill panicked: %v\n%s", p, debug.Stack())
 			}
 		}()
-		filled <- fill(func(b Batch) error {
-			select {
-			case batches <- b:
-				return nil
-			case <-stop:
-				return errOverlapStopped
-			}
-		})
+		filled <- fill(put)
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			halt()
+			<-finished
+			panic(p)
+		}
 	}()
 	var writeErr error
-	for b := range batches {
+	take := func(b Batch) {
 		if writeErr != nil {
-			continue // drain until fill sees the stop
+			return // drop: fill sees the stop at its next put
 		}
 		if writeErr = write(b); writeErr != nil {
-			close(stop)
+			halt()
+		}
+	}
+	for done := false; !done; {
+		select {
+		case b := <-batches:
+			take(b)
+		case <-finished:
+			for drained := false; !drained; { // what fill put before it returned
+				select {
+				case b := <-batches:
+					take(b)
+				default:
+					drained = true
+				}
+			}
+			done = true
 		}
 	}
 	fillErr := <-filled
