@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	iceio "github.com/apache/iceberg-go/io"
 )
 
@@ -45,38 +47,27 @@ func scanFile(ctx context.Context, fs iceio.IO, path string, fields []Field, sta
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		top := -1
-		for j := 0; j < root.NumFields(); j++ {
-			n := root.Field(j)
-			if (n.FieldID() >= 0 && int(n.FieldID()) == fields[i].ID) || (n.FieldID() < 0 && n.Name() == fields[i].Name) {
-				top = j
-				break
-			}
-		}
+		node, names, nullBelow := findParquetNode(root, fields[i])
 		stats[i].Scanned++
-		if top < 0 {
+		if node == nil {
 			stats[i].Values += rows
 			stats[i].Nulls += rows
 			continue
 		}
-		// A row's value is null when the definition level of its column's first leaf does not
-		// reach the top-level field's own (1 for an optional field; a required one is never
-		// null). A repeated leaf (inside a list or map) has several entries a row: only those
-		// at repetition level 0 start one.
-		node := root.Field(top)
+		// A row's value is null when the definition level of the column's first leaf does not
+		// reach the field's own (the optional or repeated nodes from the root down to the field,
+		// itself included: a nested field is null when it or any struct above it is). A repeated
+		// leaf (inside a list or map) has several entries a row: only those at repetition level 0
+		// start one.
 		leaf := -1
 		for c := 0; c < sch.NumColumns(); c++ {
-			if p := sch.Column(c).ColumnPath(); len(p) > 0 && p[0] == node.Name() {
+			if p := sch.Column(c).ColumnPath(); len(p) >= len(names) && slices.Equal(p[:len(names)], names) {
 				leaf = c
 				break
 			}
 		}
 		if leaf < 0 {
 			return fmt.Errorf("column %s has no leaf column", fields[i].Name)
-		}
-		var nullBelow int16
-		if node.RepetitionType() == parquet.Repetitions.Optional {
-			nullBelow = 1
 		}
 		repeated := sch.Column(leaf).MaxRepetitionLevel() > 0
 		count := func(def, rep []int16, n int) {
@@ -208,4 +199,44 @@ func addNumber(st *ColumnStats, v float64) {
 	case v < 0:
 		*st.Negatives++
 	}
+}
+
+// findParquetNode finds f in a Parquet file's schema: by field id anywhere in the tree (Iceberg
+// writes every field's id, nested ones included), or, in a file written without ids, a top-level
+// column by name. It returns the node, the names from the root to it and its definition level
+// (the optional or repeated nodes on that path).
+func findParquetNode(root *pqschema.GroupNode, f Field) (pqschema.Node, []string, int16) {
+	var walk func(g *pqschema.GroupNode, names []string, def int16) (pqschema.Node, []string, int16)
+	walk = func(g *pqschema.GroupNode, names []string, def int16) (pqschema.Node, []string, int16) {
+		for j := 0; j < g.NumFields(); j++ {
+			n := g.Field(j)
+			d := def
+			if n.RepetitionType() != parquet.Repetitions.Required {
+				d++
+			}
+			path := append(slices.Clip(names), n.Name())
+			if n.FieldID() >= 0 && int(n.FieldID()) == f.ID {
+				return n, path, d
+			}
+			if sub, ok := n.(*pqschema.GroupNode); ok {
+				if found, p, fd := walk(sub, path, d); found != nil {
+					return found, p, fd
+				}
+			}
+		}
+		return nil, nil, 0
+	}
+	if n, p, d := walk(root, nil, 0); n != nil {
+		return n, p, d
+	}
+	for j := 0; j < root.NumFields(); j++ {
+		if n := root.Field(j); n.FieldID() < 0 && n.Name() == f.Name {
+			var d int16
+			if n.RepetitionType() != parquet.Repetitions.Required {
+				d = 1
+			}
+			return n, []string{n.Name()}, d
+		}
+	}
+	return nil, nil, 0
 }

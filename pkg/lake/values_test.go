@@ -109,4 +109,12 @@ func TestScanWithoutMetrics(t *testing.T) {
 	if addr.Values != 4 || addr.Nulls != 1 {
 		t.Errorf("addr = %+v", addr)
 	}
+	// A field inside a struct is null where it is null and where its struct is: two of four.
+	nested, err := lake.Stats(ctx, tbl, since, time.Now().Add(time.Second), lake.Want{Columns: []string{"addr.city"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if city := nested.Columns[0]; city.Values != 4 || city.Nulls != 2 || city.Scanned != 1 {
+		t.Errorf("addr.city = %+v, want 4 values, 2 null", city)
+	}
 }
