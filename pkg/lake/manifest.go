@@ -49,13 +49,16 @@ type manifestEntry struct {
 // dataFile is the part of a manifest entry's data_file the lake reads.
 type dataFile struct {
 	// Content is 0 for data, 1 for position deletes, 2 for equality deletes (format v2).
-	Content         int        `avro:"content"`
-	FilePath        string     `avro:"file_path"`
-	RecordCount     int64      `avro:"record_count"`
-	ValueCounts     *[]kvLong  `avro:"value_counts"`
-	NullValueCounts *[]kvLong  `avro:"null_value_counts"`
-	LowerBounds     *[]kvBytes `avro:"lower_bounds"`
-	UpperBounds     *[]kvBytes `avro:"upper_bounds"`
+	Content         int       `avro:"content"`
+	FilePath        string    `avro:"file_path"`
+	RecordCount     int64     `avro:"record_count"`
+	ValueCounts     *[]kvLong `avro:"value_counts"`
+	NullValueCounts *[]kvLong `avro:"null_value_counts"`
+	// NaNValueCounts counts a float or double column's NaN values, which value_counts includes
+	// and the bounds leave out.
+	NaNValueCounts *[]kvLong  `avro:"nan_value_counts"`
+	LowerBounds    *[]kvBytes `avro:"lower_bounds"`
+	UpperBounds    *[]kvBytes `avro:"upper_bounds"`
 }
 
 const (

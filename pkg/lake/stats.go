@@ -165,6 +165,15 @@ func fromMetadata(df fileMetrics, f Field, st *ColumnStats, values bool) bool {
 	}
 	var lo, hi float64
 	nonNull := v - n
+	if f.Type.Name == "float" || f.Type.Name == "double" {
+		// NaNs are values but neither zero nor negative (as a scan counts them): what the bounds
+		// settle is the rest, so a file that does not say how many NaNs it holds is scanned.
+		nan, hasNaN := df.nans[f.ID]
+		if values && !hasNaN {
+			return false
+		}
+		nonNull -= nan
+	}
 	if values && nonNull > 0 {
 		var okLo, okHi bool
 		lo, okLo = decodeBound(f.Type, df.lower[f.ID])
@@ -195,10 +204,11 @@ func fromMetadata(df fileMetrics, f Field, st *ColumnStats, values bool) bool {
 
 // fileMetrics are one data file's column metrics by field id.
 type fileMetrics struct {
-	values, nulls map[int]int64
-	lower, upper  map[int][]byte
+	values, nulls, nans map[int]int64
+	lower, upper        map[int][]byte
 }
 
 func newFileMetrics(df *dataFile) fileMetrics {
-	return fileMetrics{values: counts(df.ValueCounts), nulls: counts(df.NullValueCounts), lower: bounds(df.LowerBounds), upper: bounds(df.UpperBounds)}
+	return fileMetrics{values: counts(df.ValueCounts), nulls: counts(df.NullValueCounts), nans: counts(df.NaNValueCounts),
+		lower: bounds(df.LowerBounds), upper: bounds(df.UpperBounds)}
 }
