@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	iceio "github.com/apache/iceberg-go/io"
 )
@@ -19,6 +20,10 @@ type Table struct {
 	meta        *Metadata
 	// ioProps open the table's files (the catalog's properties plus any it vends for the table).
 	ioProps map[string]string
+	// fs is the table's file IO, opened once: an S3 client resolves its configuration and
+	// credentials (files, IMDS, STS) when it is built, which a client per read would repeat.
+	fsMu sync.Mutex
+	fs   iceio.IO
 }
 
 // Metadata is the part of an Iceberg table metadata file the lake checks read (spec: "Table
@@ -156,7 +161,19 @@ func (t *Table) CurrentSnapshot() *Snapshot {
 
 // FS opens the file IO for the table's files.
 func (t *Table) FS(ctx context.Context) (iceio.IO, error) {
-	return loadFS(ctx, t.ioProps, t.meta.Location)
+	t.fsMu.Lock()
+	defer t.fsMu.Unlock()
+	if t.fs == nil {
+		fs, err := loadFS(ctx, t.ioProps, t.meta.Location)
+		if err != nil {
+			return nil, err
+		}
+		t.fs = fs
+	}
+	if s3, ok := t.fs.(*s3FS); ok {
+		return s3.withContext(ctx), nil // the same client, this call's context
+	}
+	return t.fs, nil
 }
 
 func (t *Table) name() string { return strings.Join(t.id, ".") }

@@ -46,6 +46,12 @@ type s3FS struct {
 	client *s3.Client
 }
 
+// withContext is f for one caller's reads: the same client (its configuration and credential
+// cache), that caller's context.
+func (f *s3FS) withContext(ctx context.Context) *s3FS {
+	return &s3FS{ctx: ctx, client: f.client}
+}
+
 // newS3FS builds the client from Iceberg's S3 properties (s3.region or client.region,
 // s3.endpoint, s3.access-key-id, s3.secret-access-key, s3.session-token,
 // s3.force-virtual-addressing); what they leave unset comes from the AWS default chain.

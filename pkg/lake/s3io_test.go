@@ -218,3 +218,28 @@ func TestS3KeysAsWrittenAndOneGetPerSequentialRead(t *testing.T) {
 type iotestSmallReads struct{ r io.Reader }
 
 func (s iotestSmallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 4096)]) }
+
+// A table's reads share one S3 client (its configuration and credentials resolved once), each
+// read with its own caller's context.
+func TestATableBuildsOneS3Client(t *testing.T) {
+	srv := serveS3Dir(t, "lake", t.TempDir())
+	tbl := &Table{meta: &Metadata{Location: "s3://lake/wh/t"}, ioProps: S3Props(srv.URL)}
+	type key struct{}
+	ctx1 := context.WithValue(context.Background(), key{}, 1)
+	ctx2 := context.WithValue(context.Background(), key{}, 2)
+	a, err := tbl.FS(ctx1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tbl.FS(ctx2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa, fb := a.(*s3FS), b.(*s3FS)
+	if fa.client != fb.client {
+		t.Error("each FS call built its own S3 client")
+	}
+	if fa.ctx != ctx1 || fb.ctx != ctx2 {
+		t.Error("a read does not run under its own caller's context")
+	}
+}
