@@ -135,6 +135,7 @@ func dsn(path string, opts Options, txlock string) string {
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", txlock)
+	q.Set("_stmt_cache_size", "64")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
