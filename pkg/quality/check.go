@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -214,7 +215,21 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	if err := ValidateThresholds(req.Thresholds); err != nil {
 		return nil, err
 	}
-	ti, err := c.wh.Resolve(ctx, req.Table)
+	// One read-only snapshot for the whole run: the catalog's change marker, the timestamp's
+	// layout and every metric are read on the same state of the table, and the run pays for one
+	// transaction (on PostgreSQL the cached resolve alone was a BEGIN, a query and a COMMIT).
+	snap, err := c.wh.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin a read-only snapshot of the warehouse: %w", err)
+	}
+	closed := make(chan struct{})
+	closeSnap := sync.OnceFunc(func() {
+		// Nothing was written, so a failed rollback loses nothing (database/sql drops the
+		// connection). It runs beside the history write, and the run waits for it.
+		go func() { _ = snap.Close(); close(closed) }()
+	})
+	defer func() { closeSnap(); <-closed }()
+	ti, err := snap.Resolve(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +238,7 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		Table: ti.Ref().String(), Asset: AssetURN(d.Engine, ti.Table), Engine: string(d.Engine),
 		Window: req.Window, Results: []Result{},
 	}
-	p, err := c.plan(ctx, ti, req, checks, started)
+	p, err := c.plan(ctx, snap, ti, req, checks, started)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +246,9 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	// The run's baseline series are listed from the plan and the store reads them while the
 	// warehouse runs the statements; each result waits for (or reads) its own series after them.
 	rep.baselines = c.prefetchBaselines(ctx, rep.Asset, p.baselineKeys(req, rep.Window, started), started)
-	err = c.executeInSnapshot(ctx, p, req, rep, started)
+	p.stmts = snap
+	err = c.execute(ctx, p, req, rep, started)
+	closeSnap()
 	rep.baselines.stop()
 	rep.baselines = nil
 	if err != nil {
@@ -241,20 +258,6 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	return c.finish(ctx, req, rep, started)
-}
-
-// executeInSnapshot runs the plan's statements in one warehouse snapshot: every metric of the run
-// is measured on the same data (on PostgreSQL one REPEATABLE READ transaction, which also saves a
-// BEGIN and a ROLLBACK per statement after the first).
-func (c *Checker) executeInSnapshot(ctx context.Context, p *plan, req Request, rep *Report, now time.Time) error {
-	snap, err := c.wh.Snapshot(ctx)
-	if err != nil {
-		return fmt.Errorf("begin a read-only snapshot of %s: %w", rep.Table, err)
-	}
-	// Nothing was written, so a failed rollback loses nothing (database/sql drops the connection).
-	defer func() { _ = snap.Close() }()
-	p.stmts = snap
-	return c.execute(ctx, p, req, rep, now)
 }
 
 // execute runs the plan's queries and turns their answers into results.
@@ -308,7 +311,10 @@ func (c *Checker) execute(ctx context.Context, p *plan, req Request, rep *Report
 	if p.has(Freshness) {
 		newest := prof.newest
 		sqlText := p.profileSQL()
-		if !p.freshFromProfile || newest == nil {
+		if p.probe != nil {
+			newest, sqlText = p.probe.newest, p.probe.sql
+			step("freshness, from the timestamp's range read while planning")
+		} else if !p.freshFromProfile || newest == nil {
 			var raw any
 			if err := p.stmts.QueryRow(ctx, p.fresh.sql, p.fresh.args, &raw); err != nil {
 				return fmt.Errorf("freshness of %s: %w", rep.Table, err)

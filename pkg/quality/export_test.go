@@ -13,7 +13,7 @@ func (c *Checker) PlannedStatements(ctx context.Context, req Request, now time.T
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := c.plan(ctx, ti, req, req.Checks, now)
+	p, err := c.plan(ctx, c.wh, ti, req, req.Checks, now)
 	if err != nil {
 		return nil, nil, err
 	}

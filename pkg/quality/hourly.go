@@ -12,6 +12,13 @@ import (
 type storedTime struct {
 	format         warehouse.TimeFormat
 	oldest, newest time.Time
+	sql            string // the statement that read them
+}
+
+// probeAnswer is the newest timestamp the layout read found, and that statement.
+type probeAnswer struct {
+	sql    string
+	newest *time.Time
 }
 
 // timeFormatFunc learns how a SQLite column stores time (it needs a query, so it is injected).

@@ -228,3 +228,36 @@ SELECT strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (i * 3600 / 2) || ' se
 		t.Fatalf("counts differ: %d %v / %d %v", *before.Rows, before.Hours[:3], *after.Rows, after.Hours[:3])
 	}
 }
+
+// TestFreshnessFromTheLayoutRead: on SQLite with an index on the timestamp, the layout read that
+// planning makes (the column's smallest and largest value, in the run's snapshot) answers
+// freshness, one statement fewer; a newest value in the future is not an answer (freshness reads
+// rows up to now), so the run then sends the freshness statement.
+func TestFreshnessFromTheLayoutRead(t *testing.T) {
+	now := time.Date(2025, 12, 2, 7, 45, 0, 0, time.UTC)
+	var rw *sql.DB
+	wh := hoursWarehouse(t, "sqlite", func(db *sql.DB) {
+		rw = db
+		execAll(t, db, `CREATE TABLE events (at TIMESTAMP, v INTEGER)`, `CREATE INDEX events_at ON events (at)`,
+			`INSERT INTO events VALUES ('2025-12-02 05:15:00', 1), ('2025-12-02 06:45:00', 2)`)
+	})
+	req := quality.Request{Table: "events", TimestampColumn: "at", Checks: []quality.Check{quality.Freshness},
+		Window: quality.Window{Since: now.Add(-24 * time.Hour), Until: now, Label: "today", TimeZone: "UTC"}}
+	c := quality.NewChecker(wh, nil, func() time.Time { return now })
+	rep, err := c.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := result(t, rep, "freshness_lag_seconds", "at")
+	if fresh.Value != 3600 || !strings.Contains(fresh.SQL, "typeof(hi)") || rep.Queries != 1 {
+		t.Fatalf("freshness %v from %q in %d queries, want 3600 s from the layout read in 1", fresh.Value, fresh.SQL, rep.Queries)
+	}
+	execAll(t, rw, `INSERT INTO events VALUES ('2025-12-02 12:00:00', 3)`) // in the future
+	if rep, err = c.Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	fresh = result(t, rep, "freshness_lag_seconds", "at")
+	if fresh.Value != 3600 || !strings.Contains(fresh.SQL, `max("at")`) || strings.Contains(fresh.SQL, "typeof") {
+		t.Fatalf("with a future row: freshness %v from %q, want 3600 s from the freshness statement", fresh.Value, fresh.SQL)
+	}
+}

@@ -79,8 +79,10 @@ type plan struct {
 	// (no index on the column and the window ends now), so fresh runs only when the window is empty.
 	fresh            *query
 	freshFromProfile bool
-	dup              *dupPlan
-	custom           []customPlan
+	// probe answers freshness from the timestamp's layout read (SQLite), when set: fresh is not sent.
+	probe  *probeAnswer
+	dup    *dupPlan
+	custom []customPlan
 	// stmts runs the planned statements: the run's warehouse snapshot (Run sets it). A custom
 	// assertion is the caller's SQL and a sample is read after its verdict, so both go through
 	// the warehouse handle, each statement in its own transaction.
@@ -118,7 +120,7 @@ func (p *plan) queryCount() int {
 	if p.hourly != nil {
 		n++
 	}
-	if p.has(Freshness) && p.fresh != nil && !p.freshFromProfile {
+	if p.has(Freshness) && (p.probe != nil || p.fresh != nil && !p.freshFromProfile) {
 		n++
 	}
 	if p.has(Uniqueness) && p.dup != nil && p.dup.inferred == "" {
@@ -159,15 +161,22 @@ func (p *plan) volumeSQL() string {
 	return p.profileSQL() + ";\n" + p.hourly.sql
 }
 
-func (c *Checker) plan(ctx context.Context, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
+// planScope is where planning reads the catalog and the timestamp's layout: the run's snapshot
+// (Run), so that what the plan learnt is what its statements then read, or the handle.
+type planScope interface {
+	statements
+	Resolve(ctx context.Context, table string) (*warehouse.TableInfo, error)
+}
+
+func (c *Checker) plan(ctx context.Context, sc planScope, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
 	tf := func(ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
-		return c.sqliteStoredTime(ctx, ti, col)
+		return c.sqliteStoredTime(ctx, sc, ti, col)
 	}
 	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
 	if err != nil || p.recon == nil {
 		return p, err
 	}
-	up, err := c.wh.Resolve(ctx, p.recon.spec.Upstream)
+	up, err := sc.Resolve(ctx, p.recon.spec.Upstream)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile.upstream: %w", err)
 	}
@@ -182,6 +191,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		return nil, err
 	}
 	p := &plan{ti: ti, checks: checks, d: d, table: qt, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
+	var probed storedTime // what the SQLite layout read found (its newest value answers freshness)
 	needsWindow := slices.Contains(checks, Volume) || slices.Contains(checks, VolumeByHour) || slices.Contains(checks, NullRate) || slices.Contains(checks, Uniqueness) ||
 		slices.Contains(checks, Column) || slices.Contains(checks, Dimension) || slices.Contains(checks, Reconcile)
 	// A custom rule alone reads the window only when its SQL asks for it or a column is named.
@@ -201,6 +211,7 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			}
 			p.tf = st.format
 		}
+		probed = st
 		p.hours, p.hoursWhy = chooseHours(d, ti, col.Name, st)
 		p.scanWindow = d.Engine == warehouse.SQLite && ti.Indexed(col.Name) && windowShare(st, p.since, p.until) >= scanWindowShare
 	}
@@ -263,6 +274,12 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			q, a = "SELECT MAX("+p.ts+") FROM "+qt, d.NewArgs()
 		}
 		p.fresh = &query{sql: q, args: a.Vals}
+		// On SQLite the layout read took the column's largest value, in the same snapshot as the
+		// run's statements: when it is not in the future it is the newest timestamp, and the
+		// freshness statement would only read it again.
+		if newest := probed.newest; d.Engine == warehouse.SQLite && !p.freshFromProfile && !newest.IsZero() && !newest.After(now) && probed.sql != "" {
+			p.probe = &probeAnswer{sql: probed.sql, newest: &newest}
+		}
 	}
 	if slices.Contains(checks, Freshness) && req.LoadTimestampColumn != "" {
 		if err := p.buildLoad(ti, req.LoadTimestampColumn, now, timeFormat); err != nil {
@@ -557,7 +574,7 @@ func timestampColumn(d warehouse.Dialect, ti *warehouse.TableInfo, name string) 
 // column whose text layouts differ at either end. Both must agree. With an index leading on the
 // column each value is one index seek (two single min/max queries); without one, one scan reads
 // both (two would scan twice).
-func (c *Checker) sqliteStoredTime(ctx context.Context, ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
+func (c *Checker) sqliteStoredTime(ctx context.Context, sc statements, ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
 	table, err := c.wh.Dialect.QuoteTable(ti.Ref())
 	if err != nil {
 		return storedTime{}, err
@@ -567,7 +584,7 @@ func (c *Checker) sqliteStoredTime(ctx context.Context, ti *warehouse.TableInfo,
 	if ti.Indexed(col.Name) {
 		q = "SELECT CAST(lo AS TEXT), typeof(lo), CAST(hi AS TEXT), typeof(hi) FROM (SELECT (SELECT min(" + ts + ") FROM " + table + ") AS lo, (SELECT max(" + ts + ") FROM " + table + ") AS hi)"
 	}
-	rows, err := c.wh.QueryAll(ctx, q, nil, 1)
+	rows, err := sc.QueryAll(ctx, q, nil, 1)
 	if err != nil {
 		return storedTime{}, err
 	}
@@ -587,7 +604,7 @@ func (c *Checker) sqliteStoredTime(ctx context.Context, ti *warehouse.TableInfo,
 		return storedTime{}, fmt.Errorf("%w: column %s mixes time formats (smallest value %q is %s, largest %q is %s), so window comparisons would be wrong; store one format (UTC text like 2025-12-01 05:00:00, or epoch seconds) or name another column in timestamp_column",
 			warehouse.ErrTypeMismatch, name, fmt.Sprint(r[0]), timeFormatName(lo), fmt.Sprint(r[2]), timeFormatName(hi))
 	}
-	st := storedTime{format: lo}
+	st := storedTime{format: lo, sql: q}
 	oldest, ok1 := warehouse.ParseTime(r[0])
 	newest, ok2 := warehouse.ParseTime(r[2])
 	if ok1 && ok2 {

@@ -73,16 +73,18 @@ func (c *catalogCache) drop(name string) {
 }
 
 // cachedResolve answers Resolve from the cache when the table's change marker has not moved
-// since it was described, and otherwise describes it and remembers it. On a refresh the marker is
-// read before the table is described again, so a change made meanwhile moves the marker past what
-// is cached and the next call describes again.
-func (w *DB) cachedResolve(ctx context.Context, table string) (*TableInfo, error) {
+// since it was described, and otherwise describes it and remembers it. The marker is read in sc
+// (the handle, or a run's snapshot, where it costs one statement and no transaction of its own);
+// a describe always runs on the handle. On a refresh the marker is read before the table is
+// described again, so a change made meanwhile moves the marker past what is cached and the next
+// call describes again (a snapshot's marker is older still, which errs the same safe way).
+func (w *DB) cachedResolve(ctx context.Context, sc scope, table string) (*TableInfo, error) {
 	if !w.Dialect.hasCatalogMarker() {
 		return w.resolve(ctx, table)
 	}
 	marker := ""
 	if e, ok := w.catalog.get(table); ok {
-		m, err := w.catalogMarker(ctx, e.info)
+		m, err := w.catalogMarker(ctx, sc, e.info)
 		if err == nil && m == e.marker {
 			return e.info.clone(), nil
 		}
@@ -94,7 +96,7 @@ func (w *DB) cachedResolve(ctx context.Context, table string) (*TableInfo, error
 		return nil, err
 	}
 	if marker == "" {
-		if marker, err = w.catalogMarker(ctx, ti); err != nil {
+		if marker, err = w.catalogMarker(ctx, sc, ti); err != nil {
 			return ti, nil // served, not cached
 		}
 	}
@@ -117,7 +119,7 @@ func (d Dialect) hasCatalogMarker() bool { return d.Engine == SQLite || d.Engine
 // pg_attribute rows (a retyped or dropped column, SET/DROP NOT NULL), plus reltuples, which
 // VACUUM and ANALYZE update in place without a new xmin. A dropped or renamed table fails the
 // regclass cast: the caller then describes again and reports what the catalog says.
-func (w *DB) catalogMarker(ctx context.Context, ti *TableInfo) (string, error) {
+func (w *DB) catalogMarker(ctx context.Context, sc scope, ti *TableInfo) (string, error) {
 	var marker string
 	switch w.Dialect.Engine {
 	case SQLite:
@@ -125,13 +127,13 @@ func (w *DB) catalogMarker(ctx context.Context, ti *TableInfo) (string, error) {
 		version := "(SELECT schema_version FROM " + schema + ".pragma_schema_version)"
 		var v int64
 		if !ti.sqliteStats {
-			if err := w.QueryRow(ctx, "SELECT "+version, nil, &v); err != nil {
+			if err := w.queryRow(ctx, sc, "SELECT "+version, nil, &v); err != nil {
 				return "", err
 			}
 			return ti.Schema + ":" + strconv.FormatInt(v, 10), nil
 		}
 		var stats sql.NullString
-		if err := w.QueryRow(ctx, "SELECT "+version+", (SELECT group_concat(stat, ';') FROM "+schema+".sqlite_stat1 WHERE tbl = ?)", []any{ti.Name}, &v, &stats); err != nil {
+		if err := w.queryRow(ctx, sc, "SELECT "+version+", (SELECT group_concat(stat, ';') FROM "+schema+".sqlite_stat1 WHERE tbl = ?)", []any{ti.Name}, &v, &stats); err != nil {
 			return "", err
 		}
 		return ti.Schema + ":" + strconv.FormatInt(v, 10) + ":" + stats.String, nil
@@ -140,7 +142,7 @@ func (w *DB) catalogMarker(ctx context.Context, ti *TableInfo) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		err = w.QueryRow(ctx, `SELECT c.oid::text || ':' || c.xmin::text || ':' || c.reltuples::text
+		err = w.queryRow(ctx, sc, `SELECT c.oid::text || ':' || c.xmin::text || ':' || c.reltuples::text
   || ':' || coalesce((SELECT string_agg(i.indexrelid::text || '/' || i.xmin::text || '/' || i.indisvalid::text, ',' ORDER BY i.indexrelid)
        FROM pg_index i WHERE i.indrelid = c.oid), '')
   || ':' || coalesce((SELECT max(a.xmin::text::bigint)::text FROM pg_attribute a WHERE a.attrelid = c.oid), '')

@@ -154,7 +154,7 @@ func (w *DB) CountRows(ctx context.Context, ref TableRef) (int64, error) {
 // catalog's change marker for the table stays the same (catalog_cache.go); the caller owns the
 // copy it gets.
 func (w *DB) Resolve(ctx context.Context, table string) (*TableInfo, error) {
-	return w.cachedResolve(ctx, table)
+	return w.cachedResolve(ctx, w, table)
 }
 
 // resolve reads the table's names, columns, keys, indexes and row estimate from the catalog.
