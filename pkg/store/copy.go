@@ -27,7 +27,7 @@ var ErrTargetNotEmpty = errors.New("the target store already holds data")
 // copyBatch is how many rows one INSERT carries (well under PostgreSQL's 65,535 parameters).
 const copyBatch = 200
 
-// Copy copies every table of src into dst, which must be at the same schema version: table by
+// Copy copies every table of src (but those dst's triggers keep, triggerKept) into dst, which must be at the same schema version: table by
 // table in foreign-key order, inside one write transaction of dst, read from one snapshot of src,
 // so the target ends with all of it or none of it. Every row keeps its id (receipt sequence
 // numbers and MACs included, so the chain verifies afterwards with the same key), and dst's id
@@ -54,6 +54,7 @@ func Copy(ctx context.Context, src, dst *Store, opts CopyOptions) ([]TableCount,
 	if err != nil {
 		return nil, err
 	}
+	tables = slices.DeleteFunc(tables, func(t string) bool { return triggerKept[t] })
 	var out []TableCount
 	err = dst.Write(ctx, func(tx *sql.Tx) error {
 		out = nil
@@ -94,6 +95,13 @@ func Copy(ctx context.Context, src, dst *Store, opts CopyOptions) ([]TableCount,
 	}
 	return out, nil
 }
+
+// triggerKept are the tables the target's own triggers write as the other tables are emptied and
+// copied: copying them too would collide with those rows. Their values only mean something inside
+// one store (quality_series_versions: a version that only ever grows, per asset, which processes
+// attached to the target compare with what they cached from it), so the target's triggers are
+// the right source.
+var triggerKept = map[string]bool{"quality_series_versions": true}
 
 // bookkeeping are the tables whose single row exists in a store that holds nothing yet, and the
 // condition under which that row still says "nothing".

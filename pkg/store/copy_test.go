@@ -77,6 +77,13 @@ func TestCopyMovesASQLiteStoreIntoPostgres(t *testing.T) {
 	}); err != nil || id != 42 {
 		t.Fatalf("next incident id = %d, %v; want 42", id, err)
 	}
+	// The target's triggers keep its series versions: one bump for the copied point of asset a,
+	// one for its copied incident.
+	version := func() int64 { return count(t, dst, `SELECT version FROM quality_series_versions WHERE asset = 'a'`) }
+	before := version()
+	if before != 2 {
+		t.Errorf("target's series version of a = %d, want 2", before)
+	}
 	if _, err := Copy(ctx, src, dst, CopyOptions{}); !errors.Is(err, ErrTargetNotEmpty) {
 		t.Fatalf("second copy: %v, want ErrTargetNotEmpty", err)
 	}
@@ -88,6 +95,9 @@ func TestCopyMovesASQLiteStoreIntoPostgres(t *testing.T) {
 	}
 	if n := count(t, dst, `SELECT count(*) FROM incidents`); n != 1 {
 		t.Fatalf("after replace: %d incidents, want the source's 1", n)
+	}
+	if after := version(); after <= before {
+		t.Errorf("series version of a went from %d to %d across a replacing copy: it must only grow", before, after)
 	}
 }
 
