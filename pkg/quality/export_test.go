@@ -36,3 +36,6 @@ func BaselineMisses(c *Checker) int64 { return c.baselineMisses.Load() }
 
 // Median is the baselines' median, for the benchmarks' figures.
 func Median(v []float64) float64 { return median(v) }
+
+// SeriesReads counts the series statements h has sent to the store (cache misses included).
+func SeriesReads(h *History) int64 { return h.seriesReads.Load() }

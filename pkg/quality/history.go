@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dataworkers/dw/pkg/incidents"
@@ -16,10 +17,15 @@ import (
 type History struct {
 	st    *store.Store
 	stmts *stmtCache
+	cache *seriesCache // the baseline series read, per asset (seriescache.go)
+	// seriesReads counts the series statements sent to the store, for the tests.
+	seriesReads atomic.Int64
 }
 
 // NewHistory wraps an open store.
-func NewHistory(st *store.Store) *History { return &History{st: st, stmts: &stmtCache{db: st.DB}} }
+func NewHistory(st *store.Store) *History {
+	return &History{st: st, stmts: &stmtCache{db: st.DB}, cache: newSeriesCache()}
+}
 
 // stmtCache keeps the history's fixed read statements prepared. A run reads one baseline per
 // metric: compiling the baseline query (its two incident subqueries) each time cost more than
@@ -98,6 +104,7 @@ func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.T
 // only when it has one, per point. Most assets have none, and the per-point probe was a fifth of a
 // read of eight weeks of points; the result is the same either way.
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
+	h.seriesReads.Add(1)
 	rows, err := h.query(ctx, `
 SELECT p.subject, p.at, p.value FROM metric_points p
 WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
@@ -138,8 +145,14 @@ type IncidentRef struct {
 
 // record writes a run, its metric points and (when asked) the incidents of its failures in one
 // transaction, so a crash never leaves points without their run or an incident without its evidence.
+// Once committed, the run's points are added to the asset's cached series, or the entry is dropped
+// (seriesCache.applyRun); a write that failed drops it too.
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
-	return h.st.Write(ctx, func(tx *sql.Tx) error {
+	var written []metricRow
+	var version recordedVersion
+	versionRead := false
+	err := h.st.Write(ctx, func(tx *sql.Tx) error {
+		written, versionRead = nil, false
 		var runID int64
 		const insertRun = `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
@@ -197,8 +210,26 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
 				points = append(points, metricRow{x.metric, x.subject, x.value, x.status, x.baseline, xinc})
 			}
 		}
-		return insertPoints(ctx, tx, runID, r.Asset, started, points)
+		if err := insertPoints(ctx, tx, runID, r.Asset, started, points); err != nil {
+			return err
+		}
+		written = points
+		if len(incidentByMode) > 0 || !h.cache.holds(r.Asset) {
+			return nil
+		}
+		v, err := readRecordedVersion(ctx, tx, r.Asset, started)
+		if err != nil {
+			return err
+		}
+		version, versionRead = v, true
+		return nil
 	})
+	if err != nil || !versionRead {
+		h.cache.drop(r.Asset)
+		return err
+	}
+	h.cache.applyRun(r.Asset, version, recordedAt(started), written)
+	return nil
 }
 
 // metricRow is one metric_points row of a run.

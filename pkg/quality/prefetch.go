@@ -2,6 +2,7 @@ package quality
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -64,9 +65,11 @@ func (c *Checker) prefetchBaselines(ctx context.Context, asset string, keys []se
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	// The asset's cached series are validated once, by whichever read comes first.
+	view := sync.OnceValue(func() *seriesView { return c.hist.view(ctx, asset) })
 	b := &baselineReads{at: at, reads: make(map[seriesKey]*seriesRead, len(keys)), misses: c.baselineMisses, cancel: cancel, done: make(chan struct{}),
 		read: func(ctx context.Context, k seriesKey) (map[string][]Point, error) {
-			return c.hist.read(ctx, asset, k, at)
+			return view().read(ctx, k, at)
 		}}
 	var order []*seriesRead
 	for _, k := range keys {

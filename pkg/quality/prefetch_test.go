@@ -189,3 +189,32 @@ func verdicts(rep *quality.Report) string {
 	}
 	return s
 }
+
+// A monitor's next run finds its baselines in the history's cache, brought up to date by the
+// previous run's own record: it sends no series read to the store, though it judges against a
+// baseline. (That the cached baselines are the store's is TestPrefetchedBaselinesMatchReadsWhenAsked.)
+func TestNextRunReadsNoSeries(t *testing.T) {
+	wh := openColumnScenario(t, "sqlite")
+	for _, req := range []quality.Request{prefetchRequests()[0], prefetchRequests()[3]} {
+		t.Run(req.Table, func(t *testing.T) {
+			hist := quality.NewHistory(openStore(t))
+			for day := range 14 {
+				runAt(t, wh, hist, at15(day), req)
+			}
+			before := quality.SeriesReads(hist)
+			rep := runAt(t, wh, hist, at15(14), req)
+			if n := quality.SeriesReads(hist) - before; n != 0 {
+				t.Errorf("the 15th run read %d series from the store, want 0", n)
+			}
+			judged := 0
+			for _, r := range rep.Results {
+				if r.Baseline != nil {
+					judged++
+				}
+			}
+			if judged == 0 {
+				t.Errorf("the 15th run judged nothing against a baseline: %+v", rep.Results)
+			}
+		})
+	}
+}
