@@ -27,7 +27,8 @@ func singleSeries(metric, subject string) seriesKey {
 // started reads it itself rather than wait behind the others (so neither goroutine idles while
 // reads remain, and a run whose statements are quicker than its reads pays for no hand-off). A
 // result asking for a series that was not listed reads it too, and counts a miss: the plan's list
-// and the results disagree, which the tests keep at zero.
+// and the results disagree, which the tests keep at zero. The listed reads go through the
+// history's series cache, validated once for the run by whichever read comes first.
 type baselineReads struct {
 	at     time.Time
 	reads  map[seriesKey]*seriesRead
@@ -123,7 +124,8 @@ func (b *baselineReads) stop() {
 }
 
 // seriesPoints returns the eligible points of k at `at`, by subject: from the run's prefetch when
-// it holds k, otherwise read now. Every baseline of every result kind comes through here.
+// it holds k, otherwise read now. Every baseline of every result kind comes through here. The
+// points may be shared with the history's cache (seriescache.go): read them, never write them.
 func (c *Checker) seriesPoints(ctx context.Context, rep *Report, k seriesKey, at time.Time) (map[string][]Point, error) {
 	if pts, ok, err := rep.baselines.get(ctx, k, at); ok {
 		return pts, err

@@ -19,10 +19,13 @@ import (
 // series only when they were read (or last brought up to date) at that version.
 
 // seriesCacheAssets and seriesCachePoints bound the cache: at most 256 assets and about 32 MB
-// of points (a Point is 32 bytes); an arbitrary asset makes room when either is reached.
+// of points (a Point is 32 bytes; room kept for coming points counts); an arbitrary asset makes
+// room when either is reached. seriesHeadroom is the room a series keeps for the points of the
+// runs that follow, so that most runs add theirs without copying the series.
 const (
 	seriesCacheAssets = 256
 	seriesCachePoints = 1 << 20
+	seriesHeadroom    = 64
 )
 
 // seriesCache is a History's cached series, guarded by mu (runs are concurrent).
@@ -37,9 +40,23 @@ type seriesCache struct {
 // the first k.limit of those before `at`.
 type assetSeries struct {
 	version int64
-	series  map[seriesKey][]Point
+	series  map[seriesKey]*cachedSeries
 	points  int
 }
+
+// cachedSeries is one series, buf[start:end], newest first. Runs are served slices of it, not
+// copies, so nothing a run was served is ever written again: a newer point goes below start,
+// into room no served slice covers, and the oldest point leaves by moving end; any other change
+// builds a new buf. tiedFrom is the earliest instant at which an added point ties one already
+// there (zero when none did): the engines order such points as they choose, so a read that would
+// include them goes to the store.
+type cachedSeries struct {
+	buf        []Point
+	start, end int
+	tiedFrom   time.Time
+}
+
+func (s *cachedSeries) points() []Point { return s.buf[s.start:s.end] }
 
 func newSeriesCache() *seriesCache { return &seriesCache{assets: map[string]*assetSeries{}} }
 
@@ -107,7 +124,7 @@ func (v *seriesView) read(ctx context.Context, k seriesKey, at time.Time) (map[s
 	// Keep the series only if the store is still at the version: then no write of the asset
 	// came between the two reads, and the series is exactly its state at that version.
 	if now, err := v.h.seriesVersion(ctx, v.asset); err == nil && now == v.version {
-		v.h.cache.put(v.asset, v.version, k, full)
+		v.h.cache.put(v.asset, v.version, k, &cachedSeries{buf: full, end: len(full)})
 	}
 	pts, exact = servedAt(full, k.limit, at)
 	if !exact {
@@ -127,9 +144,10 @@ func bySubject(subject string, pts []Point) map[string][]Point {
 	return map[string][]Point{subject: pts}
 }
 
-// servedAt is what a read at `at` returns from full, a series' newest `limit` points: a copy of
-// the first `limit` before `at`. exact is false when full was cut at the limit and points before
-// `at` may be missing from it (the store must answer).
+// servedAt is what a read at `at` returns from full, a series' newest `limit` points: the first
+// `limit` before `at`, shared with the cache (its capacity cut, so an append copies). exact is
+// false when full was cut at the limit and points before `at` may be missing from it (the store
+// must answer).
 func servedAt(full []Point, limit int, at time.Time) (pts []Point, exact bool) {
 	i := 0
 	for i < len(full) && !full[i].At.Before(at) {
@@ -138,7 +156,8 @@ func servedAt(full []Point, limit int, at time.Time) (pts []Point, exact bool) {
 	if i > 0 && len(full) >= limit {
 		return nil, false
 	}
-	return slices.Clone(full[i:min(len(full), i+limit)]), true
+	j := min(len(full), i+limit)
+	return full[i:j:j], true
 }
 
 // validate makes asset's entry the one at version: an older entry is dropped, a newer one (read
@@ -155,7 +174,7 @@ func (c *seriesCache) validate(asset string, version int64) {
 	if len(c.assets) >= seriesCacheAssets {
 		c.evictLocked("")
 	}
-	c.assets[asset] = &assetSeries{version: version, series: map[seriesKey][]Point{}}
+	c.assets[asset] = &assetSeries{version: version, series: map[seriesKey]*cachedSeries{}}
 }
 
 // serve answers k at `at` from asset's entry when it is at version (hit). exact as servedAt.
@@ -166,35 +185,39 @@ func (c *seriesCache) serve(asset string, version int64, k seriesKey, at time.Ti
 	if !ok || e.version != version {
 		return nil, false, false
 	}
-	full, ok := e.series[k]
+	s, ok := e.series[k]
 	if !ok {
 		return nil, false, false
 	}
-	pts, exact = servedAt(full, k.limit, at)
+	if !s.tiedFrom.IsZero() && s.tiedFrom.Before(at) {
+		return nil, true, false
+	}
+	pts, exact = servedAt(s.points(), k.limit, at)
 	return pts, true, exact
 }
 
 // put keeps k's series read at version, if asset's entry is still at that version.
-func (c *seriesCache) put(asset string, version int64, k seriesKey, full []Point) {
+func (c *seriesCache) put(asset string, version int64, k seriesKey, s *cachedSeries) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.assets[asset]
-	if !ok || e.version != version || len(full) > seriesCachePoints {
+	if !ok || e.version != version {
 		return
 	}
 	if old, ok := e.series[k]; ok {
-		e.points -= len(old)
-		c.points -= len(old)
+		e.points -= len(old.buf)
+		c.points -= len(old.buf)
+		delete(e.series, k)
 	}
-	for c.points+len(full) > seriesCachePoints && len(c.assets) > 1 {
+	for c.points+len(s.buf) > seriesCachePoints && len(c.assets) > 1 {
 		c.evictLocked(asset)
 	}
-	if c.points+len(full) > seriesCachePoints {
+	if c.points+len(s.buf) > seriesCachePoints {
 		return
 	}
-	e.series[k] = full
-	e.points += len(full)
-	c.points += len(full)
+	e.series[k] = s
+	e.points += len(s.buf)
+	c.points += len(s.buf)
 }
 
 // holds reports whether asset has an entry (a run's record then reads the version it leaves).
@@ -253,38 +276,40 @@ func (c *seriesCache) applyRun(asset string, v recordedVersion, at time.Time, po
 			continue
 		}
 		k := singleSeries(pt.metric, pt.subject)
-		full, ok := e.series[k]
+		s, ok := e.series[k]
 		if !ok {
 			continue
 		}
-		next, ok := withPoint(full, k.limit, Point{At: at, Value: pt.value})
-		if !ok {
-			c.dropLocked(asset)
-			return
-		}
-		e.points += len(next) - len(full)
-		c.points += len(next) - len(full)
-		e.series[k] = next
+		held := len(s.buf)
+		s.add(k.limit, Point{At: at, Value: pt.value})
+		e.points += len(s.buf) - held
+		c.points += len(s.buf) - held
 	}
 	e.version = v.version
 }
 
-// withPoint is full (a series' newest `limit` points, newest first) with p added in its place,
-// cut to the limit. ok is false when p ties a point's instant: the engines order ties as they
-// choose, so the store must answer.
-func withPoint(full []Point, limit int, p Point) (next []Point, ok bool) {
-	i, found := slices.BinarySearchFunc(full, p.At, func(q Point, at time.Time) int { return at.Compare(q.At) })
-	if found {
-		return nil, false
+// add puts p in its place among s's points (the newest `limit`), and cuts them to the limit. A
+// point at the instant of one already there goes among them, and moves tiedFrom.
+func (s *cachedSeries) add(limit int, p Point) {
+	pts := s.points()
+	i, found := slices.BinarySearchFunc(pts, p.At, func(q Point, at time.Time) int { return at.Compare(q.At) })
+	if found && (s.tiedFrom.IsZero() || p.At.Before(s.tiedFrom)) {
+		s.tiedFrom = p.At
 	}
-	if i == len(full) && len(full) >= limit {
-		return full, true // older than every point of a series cut at the limit: not among the newest
+	switch {
+	case i == len(pts) && len(pts) >= limit:
+		return // older than every point of a series cut at the limit: not among the newest
+	case i == 0 && s.start > 0: // the usual case: the newest point, into the room below start
+		s.start--
+		s.buf[s.start] = p
+	default:
+		buf := make([]Point, seriesHeadroom+len(pts)+1)
+		copy(buf[seriesHeadroom:], pts[:i])
+		buf[seriesHeadroom+i] = p
+		copy(buf[seriesHeadroom+i+1:], pts[i:])
+		s.buf, s.start, s.end = buf, seriesHeadroom, len(buf)
 	}
-	next = slices.Insert(full, i, p) // in place: every reader is served a copy, under the lock
-	if len(next) > limit {
-		next = next[:limit]
-	}
-	return next, true
+	s.end = min(s.end, s.start+limit)
 }
 
 // recordedVersion is what a record reads inside its own write transaction, after its inserts:

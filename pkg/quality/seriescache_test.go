@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,13 +210,29 @@ func TestCachedSeriesCutAtTheLimit(t *testing.T) {
 	f.check("three runs later, other instants", f.hour(last+1), f.hour(last-10), f.hour(5))
 }
 
-// Two points of one series at one instant are ordered as the engine chooses: the cache leaves
-// such a series to the store.
+// Two points of one series at one instant are ordered as the engine chooses: a read that would
+// include them goes to the store, one before them is served from memory (a benchmark's runs at
+// one fixed clock).
 func TestCachedSeriesLeaveTiesToTheStore(t *testing.T) {
 	f := newCacheFixture(t, 10)
 	f.check("cold", f.hour(10))
 	f.mustRecord(f.h, f.hour(9), Pass, 500, false) // the same instant as the last seeded point
-	f.check("tie", f.hour(10), f.hour(9))
+	if n := f.reads(func() { f.check("before the tie", f.hour(9), f.hour(5)) }); n != 0 {
+		t.Errorf("reads before the tied instant sent %d series reads, want 0", n)
+	}
+	if n := f.reads(func() { f.check("after the tie", f.hour(10)) }); n == 0 {
+		t.Error("a read including two points at one instant was served from memory")
+	}
+
+	f = newCacheFixture(t, 10)
+	f.check("cold", f.hour(10))
+	for range 3 { // runs at one clock: each from the second ties the last
+		f.mustRecord(f.h, f.hour(10), Pass, 600, false)
+		if n := f.reads(func() { f.check("one clock", f.hour(10)) }); n != 0 {
+			t.Errorf("a run at the clock of the last sent %d series reads, want 0", n)
+		}
+	}
+	f.check("one clock, later", f.hour(11), f.hour(10).Add(time.Nanosecond))
 }
 
 // Concurrent runs on one History over one asset each get the store's answer (run under -race).
@@ -253,9 +270,38 @@ func TestSeriesCacheIsBounded(t *testing.T) {
 	for i := range seriesCacheAssets + 10 {
 		a := fmt.Sprintf("asset%d", i)
 		c.validate(a, 1)
-		c.put(a, 1, k, []Point{{At: time.Unix(int64(i), 0), Value: 1}})
+		c.put(a, 1, k, &cachedSeries{buf: []Point{{At: time.Unix(int64(i), 0), Value: 1}}, end: 1})
 	}
 	if len(c.assets) != seriesCacheAssets || c.points != seriesCacheAssets {
 		t.Fatalf("cache holds %d assets and %d points, want %d of each", len(c.assets), c.points, seriesCacheAssets)
 	}
+}
+
+// A run is served the cache's own points, not a copy: what it was served stays as it was while
+// later runs add their points (below it, or into a new copy) and the oldest leave.
+func TestServedSeriesNeverChange(t *testing.T) {
+	f := newCacheFixture(t, baselineDepth)
+	ctx := context.Background()
+	var served [][]Point
+	var kept [][]Point
+	for i := range seriesHeadroom + 5 { // past the room kept for new points: one copy
+		var pts map[string][]Point
+		var err error
+		n := f.reads(func() { pts, err = f.h.view(ctx, f.asset).read(ctx, f.keys[0], f.hour(baselineDepth+i)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && n != 0 {
+			t.Fatalf("run %d read %d series from the store: the test would not see the cache's points", i, n)
+		}
+		served = append(served, pts[f.keys[0].subject])
+		kept = append(kept, slices.Clone(pts[f.keys[0].subject]))
+		f.mustRecord(f.h, f.hour(baselineDepth+i), Pass, float64(i), false)
+	}
+	for i := range served {
+		if !reflect.DeepEqual(served[i], kept[i]) {
+			t.Fatalf("the points served to run %d changed afterwards", i)
+		}
+	}
+	f.check("after the runs", f.hour(baselineDepth+seriesHeadroom+5), f.hour(baselineDepth))
 }

@@ -1,6 +1,9 @@
 -- PostgreSQL twin of ../0015_quality_series_versions.sql: a version per asset of its metric points
--- and incidents, bumped by row triggers on every insert, update and delete, so a process knows
--- whether the baseline series it holds in memory are still what the store would return.
+-- and incidents, bumped by triggers on every insert, update and delete, so a process knows whether
+-- the baseline series it holds in memory are still what the store would return. Points arrive in
+-- multi-row INSERTs (a run's points, a store copy's batches), so their insert trigger runs once per
+-- statement and bumps each asset by its rows: the same versions as one bump per row, without a
+-- plpgsql call per point. Updates and deletes, and incidents, bump per row.
 CREATE TABLE quality_series_versions (
     asset   TEXT   PRIMARY KEY,
     version BIGINT NOT NULL
@@ -19,7 +22,19 @@ BEGIN
     RETURN NULL;
 END;
 $$;
-CREATE TRIGGER quality_series_version_point AFTER INSERT OR UPDATE OR DELETE ON metric_points
+
+CREATE FUNCTION quality_series_version_bump_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO quality_series_versions (asset, version)
+        SELECT asset, count(*) FROM inserted GROUP BY asset
+        ON CONFLICT (asset) DO UPDATE SET version = quality_series_versions.version + EXCLUDED.version;
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER quality_series_version_point_insert AFTER INSERT ON metric_points
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quality_series_version_bump_inserted();
+CREATE TRIGGER quality_series_version_point AFTER UPDATE OR DELETE ON metric_points
     FOR EACH ROW EXECUTE FUNCTION quality_series_version_bump();
 CREATE TRIGGER quality_series_version_incident AFTER INSERT OR UPDATE OR DELETE ON incidents
     FOR EACH ROW EXECUTE FUNCTION quality_series_version_bump();
