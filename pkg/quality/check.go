@@ -220,7 +220,12 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	// transaction (on PostgreSQL the cached resolve alone was a BEGIN, a query and a COMMIT).
 	snap, err := c.wh.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin a read-only snapshot of the warehouse: %w", err)
+		err = fmt.Errorf("begin a read-only snapshot of the warehouse: %w", err)
+		// The table is resolved on the handle only to keep the failed run in its history.
+		if ti, rerr := c.wh.Resolve(ctx, req.Table); rerr == nil && c.hist != nil {
+			_ = c.hist.recordError(context.WithoutCancel(ctx), AssetURN(c.wh.Dialect.Engine, ti.Table), req.Monitor, started, c.now(), req.Window, err)
+		}
+		return nil, err
 	}
 	closed := make(chan struct{})
 	closeSnap := sync.OnceFunc(func() {

@@ -12,13 +12,32 @@ import (
 type storedTime struct {
 	format         warehouse.TimeFormat
 	oldest, newest time.Time
-	sql            string // the statement that read them
+	sql            string // the statement that read them, and its values
+	args           []any
+	// freshByFormat is the freshness statement's answer (max(ts) up to now, a raw value or nil)
+	// for each layout the column might have had, when the statement was asked to read it.
+	freshByFormat map[warehouse.TimeFormat]any
 }
 
-// probeAnswer is the newest timestamp the layout read found, and that statement.
+// probeAnswer is the freshness statement's answer as the layout read found it (nil newest: no
+// row up to now), and that statement.
 type probeAnswer struct {
 	sql    string
+	args   []any
 	newest *time.Time
+}
+
+// freshAnswer reads one raw answer of the freshness statement as execute does; ok is false when it
+// is not a timestamp (the statement is then sent, and says so).
+func freshAnswer(raw any) (newest *time.Time, ok bool) {
+	if raw == nil {
+		return nil, true
+	}
+	t, ok := warehouse.ParseTime(raw)
+	if !ok {
+		return nil, false
+	}
+	return &t, true
 }
 
 // timeFormatFunc learns how a SQLite column stores time (it needs a query, so it is injected).

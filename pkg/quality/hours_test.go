@@ -230,9 +230,8 @@ SELECT strftime('%Y-%m-%d %H:%M:%S', '2025-12-01', '+' || (i * 3600 / 2) || ' se
 }
 
 // TestFreshnessFromTheLayoutRead: on SQLite with an index on the timestamp, the layout read that
-// planning makes (the column's smallest and largest value, in the run's snapshot) answers
-// freshness, one statement fewer; a newest value in the future is not an answer (freshness reads
-// rows up to now), so the run then sends the freshness statement.
+// planning makes (the column's smallest and largest value, in the run's snapshot) also answers the
+// freshness statement, one statement fewer, and ignores rows in the future as that statement does.
 func TestFreshnessFromTheLayoutRead(t *testing.T) {
 	now := time.Date(2025, 12, 2, 7, 45, 0, 0, time.UTC)
 	var rw *sql.DB
@@ -257,7 +256,51 @@ func TestFreshnessFromTheLayoutRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh = result(t, rep, "freshness_lag_seconds", "at")
-	if fresh.Value != 3600 || !strings.Contains(fresh.SQL, `max("at")`) || strings.Contains(fresh.SQL, "typeof") {
-		t.Fatalf("with a future row: freshness %v from %q, want 3600 s from the freshness statement", fresh.Value, fresh.SQL)
+	if fresh.Value != 3600 || !strings.Contains(fresh.SQL, "typeof(hi)") || rep.Queries != 1 {
+		t.Fatalf("with a future row: freshness %v from %q in %d queries, want 3600 s from the layout read in 1", fresh.Value, fresh.SQL, rep.Queries)
+	}
+}
+
+// TestFreshnessFromTheLayoutReadIsTheStatementsAnswer: what the layout read answers for freshness
+// is what `max(ts) WHERE ts <= bound(now)` answers, in the cases where the largest stored value
+// is not that answer: a date column read in a zone west of UTC (the bound is the local day), text
+// with an offset (the largest text is not the newest instant), a fraction inside the run's own
+// second (the bound has whole seconds), and epoch seconds with a row in the future.
+func TestFreshnessFromTheLayoutReadIsTheStatementsAnswer(t *testing.T) {
+	cases := []struct {
+		name, column string
+		values       []string
+		now          time.Time
+		zone         string
+		want         float64 // the lag the freshness statement gives
+	}{
+		{name: "date_west_of_utc", column: "TEXT", values: []string{"'2025-12-01'", "'2025-12-02'"},
+			now: time.Date(2025, 12, 2, 3, 0, 0, 0, time.UTC), zone: "America/New_York", want: 27 * 3600},
+		{name: "text_with_offset", column: "TEXT", values: []string{"'2025-12-01T04:30:00Z'", "'2025-12-01T05:00:00+02:00'"},
+			now: time.Date(2025, 12, 1, 4, 40, 0, 0, time.UTC), zone: "UTC", want: 600},
+		{name: "fraction_same_second", column: "TEXT", values: []string{"'2025-12-01 04:00:00'", "'2025-12-01 05:00:00.250'"},
+			now: time.Date(2025, 12, 1, 5, 0, 0, 900_000_000, time.UTC), zone: "UTC", want: 3600.9},
+		{name: "epoch_with_a_future_row", column: "INTEGER", values: []string{"1764561600", "1764576000"},
+			now: time.Date(2025, 12, 1, 5, 0, 0, 0, time.UTC), zone: "UTC", want: 3600},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wh := hoursWarehouse(t, "sqlite", func(db *sql.DB) {
+				execAll(t, db, `CREATE TABLE events (at `+tc.column+`, v INTEGER)`, `CREATE INDEX events_at ON events (at)`)
+				for _, v := range tc.values {
+					execAll(t, db, `INSERT INTO events VALUES (`+v+`, 1)`)
+				}
+			})
+			req := quality.Request{Table: "events", TimestampColumn: "at", Checks: []quality.Check{quality.Freshness},
+				Window: quality.Window{Since: tc.now.Add(-24 * time.Hour), Until: tc.now, Label: "today", TimeZone: tc.zone}}
+			rep, err := quality.NewChecker(wh, nil, func() time.Time { return tc.now }).Run(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := result(t, rep, "freshness_lag_seconds", "at")
+			if fresh.Value != tc.want || rep.Queries != 1 || !strings.Contains(fresh.SQL, "typeof(hi)") {
+				t.Errorf("freshness lag %v s from %q in %d queries; the freshness statement gives %v s, and the layout read should answer it", fresh.Value, fresh.SQL, rep.Queries, tc.want)
+			}
+		})
 	}
 }

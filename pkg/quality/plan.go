@@ -169,8 +169,12 @@ type planScope interface {
 }
 
 func (c *Checker) plan(ctx context.Context, sc planScope, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
+	var upTo *freshUpTo
+	if slices.Contains(checks, Freshness) {
+		upTo = &freshUpTo{now: now, loc: req.Window.Location()}
+	}
 	tf := func(ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
-		return c.sqliteStoredTime(ctx, sc, ti, col)
+		return c.sqliteStoredTime(ctx, sc, ti, col, upTo)
 	}
 	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
 	if err != nil || p.recon == nil {
@@ -274,11 +278,13 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 			q, a = "SELECT MAX("+p.ts+") FROM "+qt, d.NewArgs()
 		}
 		p.fresh = &query{sql: q, args: a.Vals}
-		// On SQLite the layout read took the column's largest value, in the same snapshot as the
-		// run's statements: when it is not in the future it is the newest timestamp, and the
-		// freshness statement would only read it again.
-		if newest := probed.newest; d.Engine == warehouse.SQLite && !p.freshFromProfile && !newest.IsZero() && !newest.After(now) && probed.sql != "" {
-			p.probe = &probeAnswer{sql: probed.sql, newest: &newest}
+		// On SQLite with an index the layout read also answered this statement, for each layout
+		// the column might have had, in the same snapshot as the run's statements: the answer for
+		// the layout it has is this statement's, and it is not sent.
+		if fresh, ok := probed.freshByFormat[p.tf]; ok && d.Engine == warehouse.SQLite && !p.freshFromProfile {
+			if newest, ok := freshAnswer(fresh); ok {
+				p.probe = &probeAnswer{sql: probed.sql, args: probed.args, newest: newest}
+			}
 		}
 	}
 	if slices.Contains(checks, Freshness) && req.LoadTimestampColumn != "" {
@@ -567,24 +573,49 @@ func timestampColumn(d warehouse.Dialect, ti *warehouse.TableInfo, name string) 
 	return warehouse.Column{}, fmt.Errorf("%w: %s has several timestamp columns (%s); choose one in timestamp_column", ErrNoTimestamp, ti.Ref(), strings.Join(names, ", "))
 }
 
+// freshUpTo is what the freshness statement bounds the newest timestamp by: now, in the
+// window's zone for a column of dates.
+type freshUpTo struct {
+	now time.Time
+	loc *time.Location
+}
+
+// sqliteLayouts are the layouts a SQLite timestamp column may have, in the order the layout read
+// answers the freshness statement for them.
+var sqliteLayouts = [...]warehouse.TimeFormat{warehouse.TimeTextSpace, warehouse.TimeTextT, warehouse.TimeEpoch, warehouse.TimeTextDate}
+
 // sqliteStoredTime learns how the column keeps time (text with a space or a T, a bare date, or
 // epoch seconds), because SQLite compares what is stored, not what is declared. It reads the
 // smallest and the largest value: SQLite orders numbers before text, so a column mixing epoch
 // numbers and text (which would compare wrongly, with no error) shows one of each, and so does a
 // column whose text layouts differ at either end. Both must agree. With an index leading on the
 // column each value is one index seek (two single min/max queries); without one, one scan reads
-// both (two would scan twice).
-func (c *Checker) sqliteStoredTime(ctx context.Context, sc statements, ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
+// both (two would scan twice). With an index and upTo set, the same statement also answers the
+// freshness statement, `max(ts) WHERE ts <= bound`, once with the bound each layout would bind
+// (one more seek each): the layout is not known until the statement returns, and the answer for
+// the one found is exactly what the freshness statement would return (the same comparison, the
+// column's own collation, the same snapshot), so freshness needs no statement of its own.
+func (c *Checker) sqliteStoredTime(ctx context.Context, sc statements, ti *warehouse.TableInfo, col warehouse.Column, upTo *freshUpTo) (storedTime, error) {
 	table, err := c.wh.Dialect.QuoteTable(ti.Ref())
 	if err != nil {
 		return storedTime{}, err
 	}
 	ts, name := mustQuote(c.wh.Dialect, col.Name), col.Name
 	q := "SELECT CAST(min(" + ts + ") AS TEXT), typeof(min(" + ts + ")), CAST(max(" + ts + ") AS TEXT), typeof(max(" + ts + ")) FROM " + table
+	a := c.wh.Dialect.NewArgs()
+	freshAt := 4 // the column of the first layout's freshness answer, when asked
 	if ti.Indexed(col.Name) {
-		q = "SELECT CAST(lo AS TEXT), typeof(lo), CAST(hi AS TEXT), typeof(hi) FROM (SELECT (SELECT min(" + ts + ") FROM " + table + ") AS lo, (SELECT max(" + ts + ") FROM " + table + ") AS hi)"
+		outer, inner := "CAST(lo AS TEXT), typeof(lo), CAST(hi AS TEXT), typeof(hi)", "(SELECT min("+ts+") FROM "+table+") AS lo, (SELECT max("+ts+") FROM "+table+") AS hi"
+		if upTo != nil {
+			for i, f := range sqliteLayouts {
+				bound := c.wh.Dialect.BindBound(a, f, col.Type, upTo.now, upTo.loc, false)
+				outer += fmt.Sprintf(", f%d", i)
+				inner += fmt.Sprintf(", (SELECT max(%s) FROM %s WHERE %s <= %s) AS f%d", ts, table, ts, bound, i)
+			}
+		}
+		q = "SELECT " + outer + " FROM (SELECT " + inner + ")"
 	}
-	rows, err := sc.QueryAll(ctx, q, nil, 1)
+	rows, err := sc.QueryAll(ctx, q, a.Vals, 1)
 	if err != nil {
 		return storedTime{}, err
 	}
@@ -604,7 +635,13 @@ func (c *Checker) sqliteStoredTime(ctx context.Context, sc statements, ti *wareh
 		return storedTime{}, fmt.Errorf("%w: column %s mixes time formats (smallest value %q is %s, largest %q is %s), so window comparisons would be wrong; store one format (UTC text like 2025-12-01 05:00:00, or epoch seconds) or name another column in timestamp_column",
 			warehouse.ErrTypeMismatch, name, fmt.Sprint(r[0]), timeFormatName(lo), fmt.Sprint(r[2]), timeFormatName(hi))
 	}
-	st := storedTime{format: lo, sql: q}
+	st := storedTime{format: lo, sql: q, args: a.Vals}
+	if len(r) == freshAt+len(sqliteLayouts) {
+		st.freshByFormat = map[warehouse.TimeFormat]any{}
+		for i, f := range sqliteLayouts {
+			st.freshByFormat[f] = r[freshAt+i]
+		}
+	}
 	oldest, ok1 := warehouse.ParseTime(r[0])
 	newest, ok2 := warehouse.ParseTime(r[2])
 	if ok1 && ok2 {

@@ -162,7 +162,7 @@ func (c *Checker) ProfileTable(ctx context.Context, req ProfileRequest) (*Profil
 		}
 		pl := &plan{d: d, ts: mustQuote(d, col.Name), tsType: col.Type, since: req.Window.Since, until: req.Window.Until, loc: req.Window.Location()}
 		if d.Engine == warehouse.SQLite {
-			st, err := c.sqliteStoredTime(ctx, c.wh, ti, col)
+			st, err := c.sqliteStoredTime(ctx, c.wh, ti, col, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -20,7 +20,7 @@ func (p *plan) planQueries() []*query {
 	qs := []*query{p.profile, p.hourly, p.distinct, p.loadQ}
 	switch {
 	case p.has(Freshness) && p.probe != nil:
-		qs = append(qs, &query{sql: p.probe.sql}) // the layout read, which answers freshness
+		qs = append(qs, &query{sql: p.probe.sql, args: p.probe.args}) // the layout read, which answers freshness
 	case p.has(Freshness) && !p.freshFromProfile:
 		qs = append(qs, p.fresh)
 	}

@@ -40,3 +40,31 @@ func testSeriesVersionsFollowEveryWrite(t *testing.T, d Dialect) {
 		}
 	}
 }
+
+// A TRUNCATE (PostgreSQL only; it fires no row trigger) moves every asset's version, directly or
+// through CASCADE from check_runs.
+func TestSeriesVersionsFollowATruncate(t *testing.T) {
+	engines(t, func(t *testing.T, d Dialect) {
+		if d != PostgreSQL {
+			t.Skip("SQLite has no TRUNCATE; its DELETE runs the row triggers")
+		}
+		st := openOn(t, d)
+		version := func(asset string) int64 {
+			t.Helper()
+			return count(t, st, `SELECT coalesce((SELECT version FROM quality_series_versions WHERE asset = ?), 0)`, asset)
+		}
+		mustExec(t, st, `INSERT INTO check_runs (id, asset, started_at, finished_at, status) VALUES (1, 'a', 't', 't', 'pass')`)
+		mustExec(t, st, `INSERT INTO metric_points (run_id, asset, metric, at, value, status) VALUES (1, 'a', 'rows', 't1', 1, 'pass')`)
+		mustExec(t, st, `INSERT INTO incidents (id, asset, failure_mode, status, severity, opened_at, updated_at) VALUES (5, 'b', 'volume', 'open', 'sev2', 't', 't')`)
+		a, b := version("a"), version("b")
+		mustExec(t, st, `TRUNCATE check_runs CASCADE`)
+		if version("a") <= a || version("b") <= b {
+			t.Fatalf("after TRUNCATE … CASCADE: versions a %d→%d, b %d→%d, want both moved", a, version("a"), b, version("b"))
+		}
+		a, b = version("a"), version("b")
+		mustExec(t, st, `TRUNCATE incidents CASCADE`)
+		if version("a") <= a || version("b") <= b {
+			t.Fatalf("after TRUNCATE incidents: versions a %d→%d, b %d→%d, want both moved", a, version("a"), b, version("b"))
+		}
+	})
+}

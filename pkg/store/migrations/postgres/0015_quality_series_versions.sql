@@ -38,3 +38,17 @@ CREATE TRIGGER quality_series_version_point AFTER UPDATE OR DELETE ON metric_poi
     FOR EACH ROW EXECUTE FUNCTION quality_series_version_bump();
 CREATE TRIGGER quality_series_version_incident AFTER INSERT OR UPDATE OR DELETE ON incidents
     FOR EACH ROW EXECUTE FUNCTION quality_series_version_bump();
+
+-- TRUNCATE fires no row trigger: it moves every asset's version (a truncated table, or one emptied by
+-- TRUNCATE … CASCADE from check_runs, leaves no cached series exact). SQLite has no TRUNCATE; its
+-- DELETE without WHERE runs the row triggers above.
+CREATE FUNCTION quality_series_version_bump_all() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE quality_series_versions SET version = version + 1;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER quality_series_version_point_truncate AFTER TRUNCATE ON metric_points
+    FOR EACH STATEMENT EXECUTE FUNCTION quality_series_version_bump_all();
+CREATE TRIGGER quality_series_version_incident_truncate AFTER TRUNCATE ON incidents
+    FOR EACH STATEMENT EXECUTE FUNCTION quality_series_version_bump_all();
