@@ -78,7 +78,7 @@ func call[T any](ctx context.Context, c *Client, op string, fn func() (T, error)
 		return r.v, nil
 	case <-ctx.Done():
 		var zero T
-		return zero, fmt.Errorf("schema registry %s: %s: no answer: %w (check schema_registry.url, or raise schema_registry.timeout)", c.URL, op, ctx.Err())
+		return zero, c.noAnswer(op, ctx.Err())
 	}
 }
 

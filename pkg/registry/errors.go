@@ -1,8 +1,10 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 
@@ -85,10 +87,21 @@ func (c *Client) explain(op string, err error) error {
 		}
 		return &Error{Op: op, Code: code, HTTPStatus: he.StatusCode, Message: he.Message, URL: c.URL}
 	}
+	// The HTTP client's own timeout (schema_registry.timeout) and the caller's deadline are the
+	// same wait: whichever fires first, the registry gave no answer.
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return c.noAnswer(op, err)
+	}
 	if err != nil && strings.Contains(err.Error(), "schema registry") {
 		return err
 	}
 	return fmt.Errorf("schema registry %s: %s: %w (check schema_registry.url)", c.URL, op, err)
+}
+
+// noAnswer is the error of a call the registry did not answer in time.
+func (c *Client) noAnswer(op string, err error) error {
+	return fmt.Errorf("schema registry %s: %s: no answer: %w (check schema_registry.url, or raise schema_registry.timeout)", c.URL, op, err)
 }
 
 func statusOf(code int) int {
