@@ -218,14 +218,12 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	// One read-only snapshot for the whole run: the catalog's change marker, the timestamp's
 	// layout and every metric are read on the same state of the table, and the run pays for one
 	// transaction (on PostgreSQL the cached resolve alone was a BEGIN, a query and a COMMIT).
+	// A snapshot that cannot begin fails the run before the table is known, as a failed resolve
+	// does: nothing is recorded (resolving it on the handle only to record the failure would make
+	// an unreachable warehouse wait out its timeout twice).
 	snap, err := c.wh.Snapshot(ctx)
 	if err != nil {
-		err = fmt.Errorf("begin a read-only snapshot of the warehouse: %w", err)
-		// The table is resolved on the handle only to keep the failed run in its history.
-		if ti, rerr := c.wh.Resolve(ctx, req.Table); rerr == nil && c.hist != nil {
-			_ = c.hist.recordError(context.WithoutCancel(ctx), AssetURN(c.wh.Dialect.Engine, ti.Table), req.Monitor, started, c.now(), req.Window, err)
-		}
-		return nil, err
+		return nil, fmt.Errorf("begin a read-only snapshot of the warehouse: %w", err)
 	}
 	closed := make(chan struct{})
 	closeSnap := sync.OnceFunc(func() {

@@ -92,7 +92,7 @@ func TestPlanSQLGolden(t *testing.T) {
 				LoadTimestampColumn: "loaded_at",
 				Assertions:          []Assertion{{Name: "egress_not_negative", SQL: "SELECT * FROM usage_hourly WHERE egress_bytes < 0 AND hour >= {{window_start}} AND hour < {{window_end}};"}},
 			}
-			tf := func(*warehouse.TableInfo, warehouse.Column) (storedTime, error) {
+			tf := func(*warehouse.TableInfo, warehouse.Column, *freshUpTo) (storedTime, error) {
 				return storedTime{format: warehouse.TimeTextSpace}, nil
 			}
 			p, err := buildPlan(d, ti, req, AllChecks, now, 20, tf)

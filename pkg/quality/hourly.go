@@ -41,7 +41,8 @@ func freshAnswer(raw any) (newest *time.Time, ok bool) {
 }
 
 // timeFormatFunc learns how a SQLite column stores time (it needs a query, so it is injected).
-type timeFormatFunc func(ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error)
+// With upTo set it also answers the freshness statement for that column (sqliteStoredTime).
+type timeFormatFunc func(ti *warehouse.TableInfo, col warehouse.Column, upTo *freshUpTo) (storedTime, error)
 
 // hourPlan is how the rows per hour are counted.
 type hourPlan int

@@ -169,11 +169,7 @@ type planScope interface {
 }
 
 func (c *Checker) plan(ctx context.Context, sc planScope, ti *warehouse.TableInfo, req Request, checks []Check, now time.Time) (*plan, error) {
-	var upTo *freshUpTo
-	if slices.Contains(checks, Freshness) {
-		upTo = &freshUpTo{now: now, loc: req.Window.Location()}
-	}
-	tf := func(ti *warehouse.TableInfo, col warehouse.Column) (storedTime, error) {
+	tf := func(ti *warehouse.TableInfo, col warehouse.Column, upTo *freshUpTo) (storedTime, error) {
 		return c.sqliteStoredTime(ctx, sc, ti, col, upTo)
 	}
 	p, err := buildPlan(c.wh.Dialect, ti, req, checks, now, c.wh.MaxSample(), tf)
@@ -210,7 +206,12 @@ func buildPlan(d warehouse.Dialect, ti *warehouse.TableInfo, req Request, checks
 		p.tsName, p.ts, p.tsType = col.Name, mustQuote(d, col.Name), col.Type
 		var st storedTime
 		if d.Engine == warehouse.SQLite {
-			if st, err = timeFormat(ti, col); err != nil {
+			// Only the window's own column answers freshness; its layout read can carry the answer.
+			var upTo *freshUpTo
+			if slices.Contains(checks, Freshness) {
+				upTo = &freshUpTo{now: now, loc: req.Window.Location()}
+			}
+			if st, err = timeFormat(ti, col, upTo); err != nil {
 				return nil, err
 			}
 			p.tf = st.format
@@ -386,7 +387,7 @@ func (p *plan) buildLoad(ti *warehouse.TableInfo, name string, now time.Time, ti
 	q := mustQuote(p.d, col.Name)
 	tf := warehouse.TimeNative
 	if p.d.Engine == warehouse.SQLite {
-		st, err := timeFormat(ti, col)
+		st, err := timeFormat(ti, col, nil)
 		if err != nil {
 			return err
 		}

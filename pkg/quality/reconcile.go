@@ -75,7 +75,7 @@ func (p *plan) buildReconcile(up *warehouse.TableInfo, timeFormat timeFormatFunc
 	}
 	sub := &plan{d: p.d, ts: mustQuote(p.d, col.Name), tsType: col.Type, since: p.since, until: p.until, loc: p.loc}
 	if p.d.Engine == warehouse.SQLite {
-		st, err := timeFormat(up, col)
+		st, err := timeFormat(up, col, nil)
 		if err != nil {
 			return err
 		}
