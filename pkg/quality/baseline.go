@@ -105,14 +105,7 @@ func ComputeBaseline(points []Point, at time.Time, loc *time.Location, p Policy)
 	if p.WarnZ <= 0 {
 		p.WarnZ, p.FailZ = DefaultPolicy.WarnZ, DefaultPolicy.FailZ
 	}
-	var earlier []Point
-	for _, pt := range points {
-		if pt.At.Before(at) && !math.IsNaN(pt.Value) {
-			earlier = append(earlier, pt)
-		}
-	}
-	// Newest first, so MaxPoints keeps the most recent history.
-	slices.SortFunc(earlier, func(a, b Point) int { return b.At.Compare(a.At) })
+	earlier := eligibleNewestFirst(points, at)
 	if len(earlier) < p.MinPoints {
 		return Baseline{Points: len(earlier), Seasonality: "none"}, false
 	}
@@ -122,15 +115,7 @@ func ComputeBaseline(points []Point, at time.Time, loc *time.Location, p Policy)
 		if span < 2*s.period {
 			continue
 		}
-		want := s.key(at.In(loc))
-		var bucket []Point
-		for _, pt := range earlier {
-			if s.key(pt.At.In(loc)) == want {
-				bucket = append(bucket, pt)
-			}
-		}
-		// A bucket holding every point changes nothing; calling it seasonal would only confuse.
-		if len(bucket) >= p.MinPoints && len(bucket) < len(earlier) {
+		if bucket, ok := seasonalBucket(earlier, s.key, s.key(at.In(loc)), loc, p); ok {
 			train, season = bucket, s.name
 			break
 		}
@@ -163,6 +148,51 @@ func ComputeBaseline(points []Point, at time.Time, loc *time.Location, p Policy)
 		Seasonality: season, AllEqual: allEqual,
 		Max: top, Oldest: train[len(train)-1].At,
 	}, true
+}
+
+// eligibleNewestFirst is points before at with a value, newest first. A series comes from the
+// history already in that order (the cache and the store both serve it newest first), and is then
+// used as it is: copying and sorting 1,344 points for every baseline of every run was a third of a
+// day's check on an indexed table. The points are only read, never changed.
+func eligibleNewestFirst(points []Point, at time.Time) []Point {
+	inOrder := len(points) == 0 || points[0].At.Before(at)
+	for i := 0; inOrder && i < len(points); i++ {
+		inOrder = !math.IsNaN(points[i].Value) && (i == 0 || !points[i].At.After(points[i-1].At))
+	}
+	if inOrder {
+		return points
+	}
+	earlier := make([]Point, 0, len(points))
+	for _, pt := range points {
+		if pt.At.Before(at) && !math.IsNaN(pt.Value) {
+			earlier = append(earlier, pt)
+		}
+	}
+	// Newest first, so MaxPoints keeps the most recent history.
+	slices.SortFunc(earlier, func(a, b Point) int { return b.At.Compare(a.At) })
+	return earlier
+}
+
+// seasonalBucket is the newest points of earlier (newest first) in the seasonal bucket want, at
+// most MaxPoints of them, and whether they make a seasonal baseline: at least MinPoints, and not
+// every point (a bucket holding every point changes nothing; calling it seasonal would only
+// confuse). It stops reading once it holds MaxPoints and has seen a point of another bucket,
+// since nothing after that can change the answer.
+func seasonalBucket(earlier []Point, key func(time.Time) int, want int, loc *time.Location, p Policy) ([]Point, bool) {
+	enough := max(p.MaxPoints, p.MinPoints)
+	bucket := make([]Point, 0, min(enough, len(earlier)))
+	other := false
+	for _, pt := range earlier {
+		if key(pt.At.In(loc)) != want {
+			other = true
+		} else if len(bucket) < enough {
+			bucket = append(bucket, pt)
+		}
+		if other && len(bucket) >= enough {
+			break
+		}
+	}
+	return bucket, other && len(bucket) >= p.MinPoints
 }
 
 // Judge compares v with the baseline in the policy's direction.

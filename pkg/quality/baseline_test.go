@@ -2,6 +2,9 @@ package quality
 
 import (
 	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -173,5 +176,89 @@ func TestDueFollowsTheCronScheduleInTheMonitorsZone(t *testing.T) {
 	}
 	if due, _, _ := Due("@daily", ny, time.Time{}, last); !due {
 		t.Error("a monitor that never ran is due")
+	}
+}
+
+// referenceBaseline is ComputeBaseline's rule written the plain way (copy, sort, bucket every
+// point, then cut): the fast paths must answer exactly as it does.
+func referenceBaseline(points []Point, at time.Time, loc *time.Location, p Policy) (Baseline, bool) {
+	var earlier []Point
+	for _, pt := range points {
+		if pt.At.Before(at) && !math.IsNaN(pt.Value) {
+			earlier = append(earlier, pt)
+		}
+	}
+	slices.SortStableFunc(earlier, func(a, b Point) int { return b.At.Compare(a.At) })
+	if len(earlier) < p.MinPoints {
+		return Baseline{Points: len(earlier), Seasonality: "none"}, false
+	}
+	train, season := earlier, "none"
+	span := earlier[0].At.Sub(earlier[len(earlier)-1].At)
+	for _, s := range seasonalities {
+		if span < 2*s.period {
+			continue
+		}
+		var bucket []Point
+		for _, pt := range earlier {
+			if s.key(pt.At.In(loc)) == s.key(at.In(loc)) {
+				bucket = append(bucket, pt)
+			}
+		}
+		if len(bucket) >= p.MinPoints && len(bucket) < len(earlier) {
+			train, season = bucket, s.name
+			break
+		}
+	}
+	if len(train) > p.MaxPoints {
+		train = train[:p.MaxPoints]
+	}
+	vals := make([]float64, len(train))
+	for i, pt := range train {
+		vals[i] = pt.Value
+	}
+	med := median(vals)
+	dev := make([]float64, len(vals))
+	allEqual := true
+	for i, v := range vals {
+		dev[i] = math.Abs(v - med)
+		allEqual = allEqual && v == vals[0]
+	}
+	mad := 1.4826 * median(dev)
+	floor := math.Max(p.AbsFloor, p.RelFloor*math.Abs(med))
+	warnBand, failBand := math.Max(p.WarnZ*mad, floor), math.Max(p.FailZ*mad, 2*floor)
+	return Baseline{
+		Points: len(train), Median: med, MAD: mad, Low: med - warnBand, High: med + warnBand,
+		FailLow: med - failBand, FailHigh: med + failBand, Seasonality: season, AllEqual: allEqual,
+		Max: slices.Max(vals), Oldest: train[len(train)-1].At,
+	}, true
+}
+
+func TestBaselineFastPathsAnswerAsThePlainRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	zones := []*time.Location{time.UTC, time.FixedZone("UTC-5", -5*3600)}
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for trial := range 600 {
+		n := rng.IntN(1500)
+		step := []time.Duration{time.Minute, time.Hour, 3 * time.Hour, 24 * time.Hour}[rng.IntN(4)]
+		pts := make([]Point, n)
+		for i := range pts {
+			// Newest first, as the history serves a series; distinct instants (the order of
+			// points at one instant is not part of the rule), the odd NaN.
+			pts[i] = Point{At: start.Add(time.Duration(n-i) * step), Value: float64(rng.IntN(50))}
+			if rng.IntN(200) == 0 {
+				pts[i].Value = math.NaN()
+			}
+		}
+		if trial%3 == 0 {
+			rng.Shuffle(len(pts), func(i, j int) { pts[i], pts[j] = pts[j], pts[i] })
+		}
+		at := start.Add(time.Duration(n+1-rng.IntN(4)) * step)
+		loc := zones[rng.IntN(len(zones))]
+		pol := []Policy{nullPolicy, volumePolicy, lagPolicy, {MinPoints: 5, MaxPoints: 3, WarnZ: 3, FailZ: 5}}[rng.IntN(4)]
+		got, gotOK := ComputeBaseline(pts, at, loc, pol)
+		want, wantOK := referenceBaseline(pts, at, loc, pol)
+		if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d (%d points, step %v, %s): got %+v %v, want %+v %v", trial, n, step, loc, got, gotOK, want, wantOK)
+		}
 	}
 }

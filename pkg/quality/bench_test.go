@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +133,12 @@ SELECT s, (SELECT count(*) FROM usage_hourly WHERE hour >= s AND hour < strftime
 	return fs
 }
 
+// benchClock starts at `at` and moves on a microsecond at each reading.
+func benchClock(at time.Time) func() time.Time {
+	var ticks atomic.Int64
+	return func() time.Time { return at.Add(time.Duration(ticks.Add(1)) * time.Microsecond) }
+}
+
 // conditionalPass is one ungrouped pass with a conditional count per hour of a short window.
 func conditionalPass(eng string, since, until time.Time, cols, where string) string {
 	var terms []string
@@ -152,9 +159,11 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 	if eng == "postgres" {
 		lo, hi, bare = since, until, "SELECT count(*) FROM usage_hourly WHERE hour >= $1::timestamp AND hour < $2::timestamp"
 	}
-	st := openStoreB(b)
 	w := quality.Window{Since: since, Until: until, Label: "in the window", TimeZone: "UTC"}
-	c := quality.NewChecker(wh, quality.NewHistory(st), func() time.Time { return until })
+	// The clock moves on a microsecond at each reading, as a monitor's does between runs: with a
+	// fixed clock every earlier point ties with the run's instant, so no baseline has points and
+	// the cache can serve none of them (every run read its series from the store).
+	c := quality.NewChecker(wh, quality.NewHistory(openStoreB(b)), benchClock(until))
 	req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour", Window: w,
 		KeyColumns: []string{"usage_id"}, Checks: []quality.Check{quality.Volume, quality.Freshness, quality.NullRate, quality.Uniqueness}}
 	// The plan's own statements, sent through the same connection as the hand-written ones: their
@@ -183,8 +192,10 @@ func benchQualityWindow(b *testing.B, eng string, wh *warehouse.DB, raw *sql.DB,
 		}
 	}
 	// The same run reading each baseline when its result asks instead of prefetching them while
-	// the statements run, on the same history (both record into it).
-	asked := quality.WithoutPrefetch(c)
+	// the statements run (and without the series cache), on a history of its own: a write to the
+	// tool's history by another checker would move its version and empty its cache, which no
+	// monitor running alone meets.
+	asked := quality.WithoutPrefetch(quality.NewChecker(wh, quality.NewHistory(openStoreB(b)), benchClock(until)))
 	rqcAsked := func() {
 		if _, err := asked.Run(context.Background(), req); err != nil {
 			b.Fatal(err)

@@ -154,11 +154,18 @@ func (h *History) record(ctx context.Context, r *Report, monitor string, started
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
 		written, versionRead = nil, false
 		var runID int64
+		// The run row's RETURNING also reads what the series cache needs (recordedVersion): the
+		// asset's version before this run's points, and whether an incident covers the run's
+		// instant. One statement fewer than reading them after the points; the write lock held
+		// since BEGIN keeps any other writer out in between.
 		const insertRun = `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
-		args := []any{r.Asset, monitor, store.Timestamp(started), store.Timestamp(now),
-			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary}
-		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&runID); err != nil {
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
+		at := store.Timestamp(started)
+		args := []any{r.Asset, monitor, at, store.Timestamp(now),
+			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary,
+			r.Asset, r.Asset, at, at}
+		var before recordedVersion
+		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&runID, &before.version, &before.covered); err != nil {
 			return fmt.Errorf("record check run: %w", err)
 		}
 		r.RunID = runID
@@ -217,11 +224,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id`
 		if len(incidentByMode) > 0 || !h.cache.holds(r.Asset) {
 			return nil
 		}
-		v, err := readRecordedVersion(ctx, tx, r.Asset, started)
-		if err != nil {
-			return err
-		}
-		version, versionRead = v, true
+		// The insert triggers bump the version by one per point (migration 0015).
+		version = recordedVersion{version: before.version + int64(len(points)), covered: before.covered}
+		versionRead = true
 		return nil
 	})
 	if err != nil || !versionRead {

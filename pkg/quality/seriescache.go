@@ -2,7 +2,6 @@ package quality
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -312,27 +311,19 @@ func (s *cachedSeries) add(limit int, p Point) {
 	s.end = min(s.end, s.start+limit)
 }
 
-// recordedVersion is what a record reads inside its own write transaction, after its inserts:
-// the asset's version, and whether an incident that could exclude a point covers the run's instant
-// (the same terms as History.series: not a false positive, opened at or before it and not
-// resolved before it).
+// recordedVersion is what a record reads inside its own write transaction: the asset's version
+// once the run's points are in, and whether an incident that could exclude a point covers the
+// run's instant (the same terms as History.series: not a false positive, opened at or before it
+// and not resolved before it).
 type recordedVersion struct {
 	version int64
 	covered bool
 }
 
-// readRecordedVersion reads asset's recordedVersion at `at` inside tx.
-func readRecordedVersion(ctx context.Context, tx *sql.Tx, asset string, at time.Time) (recordedVersion, error) {
-	var v recordedVersion
-	ts := store.Timestamp(at)
-	err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT version FROM quality_series_versions WHERE asset = ?), 0),
-EXISTS (SELECT 1 FROM incidents WHERE asset = ? AND status <> 'false_positive' AND ? >= opened_at AND (resolved_at IS NULL OR ? <= resolved_at))`,
-		asset, asset, ts, ts).Scan(&v.version, &v.covered)
-	if err != nil {
-		return v, fmt.Errorf("read the series version of %s: %w", asset, err)
-	}
-	return v, nil
-}
+// recordedVersionTerms reads an asset's recordedVersion terms (asset, asset, at, at): the
+// version as it stands and the covering incident.
+const recordedVersionTerms = `coalesce((SELECT version FROM quality_series_versions WHERE asset = ?), 0),
+EXISTS (SELECT 1 FROM incidents WHERE asset = ? AND status <> 'false_positive' AND ? >= opened_at AND (resolved_at IS NULL OR ? <= resolved_at))`
 
 // recordedAt is `at` as the store keeps it (and a read returns it).
 func recordedAt(at time.Time) time.Time {

@@ -77,6 +77,35 @@ func resolveSeesCatalogChanges(t *testing.T, ctx context.Context, name string, r
 	if ti, err = w.Resolve(ctx, "usage_hourly"); err != nil || !ti.Indexed("egress_bytes") {
 		t.Fatalf("new index not seen: %v, %v", ti, err)
 	}
+	if _, err := rw.Exec(`DROP INDEX usage_hourly_egress`); err != nil {
+		t.Fatal(err)
+	}
+	if ti, err = w.Resolve(ctx, "usage_hourly"); err != nil || ti.Indexed("egress_bytes") {
+		t.Fatalf("dropped index still seen: %v, %v", ti, err)
+	}
+	// One index dropped and another made in one transaction: as many indexes as before.
+	if _, err := rw.Exec(`CREATE INDEX usage_hourly_egress ON usage_hourly (egress_bytes)`); err != nil {
+		t.Fatal(err)
+	}
+	if ti, err = w.Resolve(ctx, "usage_hourly"); err != nil || !ti.Indexed("egress_bytes") {
+		t.Fatalf("index made again not seen: %v, %v", ti, err)
+	}
+	swap, err := rw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := swap.Exec(`DROP INDEX usage_hourly_egress`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := swap.Exec(`CREATE INDEX usage_hourly_account ON usage_hourly (account_id)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := swap.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if ti, err = w.Resolve(ctx, "usage_hourly"); err != nil || ti.Indexed("egress_bytes") || !ti.Indexed("account_id") {
+		t.Fatalf("an index swapped for another not seen: %v, %v", ti, err)
+	}
 	if name == "postgres" {
 		if _, err := rw.Exec(`ALTER TABLE usage_hourly ALTER COLUMN region SET NOT NULL`); err != nil {
 			t.Fatal(err)
