@@ -207,6 +207,20 @@ func AssetURN(engine warehouse.Engine, t warehouse.Table) string {
 // Run resolves the table, runs the checks in as few warehouse queries as the engine does best,
 // judges each metric against its baseline and records the run.
 func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
+	rep, err := c.runOnce(ctx, req, true)
+	if errors.Is(err, warehouse.ErrCatalogChanged) {
+		// The table changed since it was described: plan and measure again from a fresh
+		// description, in a new snapshot. Nothing of the first attempt was reported or recorded.
+		return c.runOnce(ctx, req, false)
+	}
+	return rep, err
+}
+
+// runOnce is one attempt of Run. ahead serves a cached description of the table without waiting
+// for its change marker (warehouse.Snapshot.ResolveAhead): the marker is read beside the run's
+// later statements, and the attempt fails with ErrCatalogChanged, before anything is reported
+// or recorded, when it moved.
+func (c *Checker) runOnce(ctx context.Context, req Request, ahead bool) (*Report, error) {
 	started := c.now()
 	checks := req.Checks
 	if len(checks) == 0 {
@@ -232,9 +246,21 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 		go func() { _ = snap.Close(); close(closed) }()
 	})
 	defer func() { closeSnap(); <-closed }()
-	ti, err := snap.Resolve(ctx, req.Table)
+	resolve := snap.Resolve
+	if ahead {
+		resolve = snap.ResolveAhead
+	}
+	ti, err := resolve(ctx, req.Table)
 	if err != nil {
 		return nil, err
+	}
+	// verified says whether what was served ahead still described the table when the snapshot
+	// was taken; every path that reports or records anything asks it first.
+	verified := func(err error) error {
+		if verr := snap.Verify(ctx); verr != nil {
+			return verr
+		}
+		return err
 	}
 	d := c.wh.Dialect
 	rep := &Report{
@@ -243,17 +269,20 @@ func (c *Checker) Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	p, err := c.plan(ctx, snap, ti, req, checks, started)
 	if err != nil {
-		return nil, err
+		return nil, verified(err)
 	}
 	rep.TimestampColumn = p.tsName
 	// The run's baseline series are listed from the plan and the store reads them while the
 	// warehouse runs the statements; each result waits for (or reads) its own series after them.
 	rep.baselines = c.prefetchBaselines(ctx, rep.Asset, p.baselineKeys(req, rep.Window, started), started)
 	p.stmts = snap
-	err = c.execute(ctx, p, req, rep, started)
+	err = verified(c.execute(ctx, p, req, rep, started))
 	closeSnap()
 	rep.baselines.stop()
 	rep.baselines = nil
+	if errors.Is(err, warehouse.ErrCatalogChanged) {
+		return nil, err
+	}
 	if err != nil {
 		if c.hist != nil {
 			_ = c.hist.recordError(context.WithoutCancel(ctx), rep.Asset, req.Monitor, started, c.now(), req.Window, err)

@@ -623,3 +623,42 @@ func TestFailingPointsTrainOnlyWhenJudgedFalsePositive(t *testing.T) {
 		})
 	}
 }
+
+// A run on PostgreSQL serves the table's cached description ahead of its change marker, which is
+// read beside the statements. When the table changed since it was described, the run plans again
+// from the new description: a column whose NOT NULL was dropped, and which now holds nulls, is
+// measured, never answered 0 % by the constraint it no longer has; a table dropped meanwhile is
+// reported missing. (SQLite reads its marker in the snapshot before planning.)
+func TestARunPlansAgainWhenTheTableChangedSinceItWasDescribed(t *testing.T) {
+	e := engines()["postgres"](t)
+	if _, err := e.rw.Exec(`ALTER TABLE usage_hourly ALTER COLUMN account_id SET NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour", KeyColumns: []string{"usage_id"}, Checks: []quality.Check{quality.NullRate}}
+	before := runAt(t, e.wh, nil, at15(14), req) // described and cached: account_id NOT NULL
+	if r := result(t, before, "null_rate", "account_id"); r.Value != 0 || !strings.HasPrefix(r.SQL, "-- no query") {
+		t.Fatalf("NOT NULL column: %+v", r)
+	}
+	if _, err := e.rw.Exec(`ALTER TABLE usage_hourly ALTER COLUMN account_id DROP NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rw.Exec(`UPDATE usage_hourly SET account_id = NULL WHERE hour >= '2025-12-15' AND usage_id LIKE '%0'`); err != nil {
+		t.Fatal(err)
+	}
+	after := runAt(t, e.wh, nil, at15(14), req)
+	if r := result(t, after, "null_rate", "account_id"); r.Value != 0.1 || strings.HasPrefix(r.SQL, "-- no query") {
+		t.Fatalf("after DROP NOT NULL and nulls: %+v, want 10 %% measured", r)
+	}
+	if _, err := e.rw.Exec(`DROP TABLE usage_hourly`); err != nil {
+		t.Fatal(err)
+	}
+	w, err := quality.ParseWindow(quality.WindowSpec{Window: "today", TimeZone: "UTC"}, at15(14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Window = w
+	c := quality.NewChecker(e.wh, nil, func() time.Time { return at15(14) })
+	if _, err := c.Run(context.Background(), req); !errors.Is(err, warehouse.ErrNoSuchTable) {
+		t.Fatalf("run after DROP TABLE = %v, want ErrNoSuchTable", err)
+	}
+}

@@ -3,6 +3,8 @@ package warehouse
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -29,7 +31,25 @@ type Snapshot struct {
 	tx     *sql.Tx // nil on Snowflake
 	mu     sync.Mutex
 	broken bool
+	// ran is set once a statement has returned in the snapshot (PostgreSQL takes its
+	// snapshot at the first statement); ahead is the check ResolveAhead left to make then.
+	ran   bool
+	ahead *aheadCheck
 }
+
+// aheadCheck is ResolveAhead's deferred marker read: started once the snapshot is taken, its
+// answer in err when done closes.
+type aheadCheck struct {
+	entry   catalogEntry
+	table   string
+	started bool
+	done    chan struct{}
+	err     error
+}
+
+// ErrCatalogChanged says a table served by ResolveAhead changed (or could not be checked) since
+// it was described: whatever was planned from it must be planned again from a fresh Resolve.
+var ErrCatalogChanged = errors.New("the table's definition changed since it was described")
 
 // Snapshot begins a snapshot; Close ends it. ctx bounds the whole snapshot (database/sql rolls
 // the transaction back when it ends); each statement still has the statement timeout.
@@ -70,6 +90,105 @@ func (s *Snapshot) Resolve(ctx context.Context, table string) (*TableInfo, error
 	return s.w.cachedResolve(ctx, s, table)
 }
 
+// ResolveAhead is Resolve without waiting for the change marker, on PostgreSQL, where reading it
+// is a round trip and a catalog query before the run's first statement. A table cached on the
+// handle is served as cached, and its marker is read on another pooled connection once the
+// snapshot's first statement has returned: PostgreSQL takes a REPEATABLE READ snapshot at its
+// first statement, so a marker read after that which still matches the cache shows the table was
+// not changed from its description to the moment the snapshot was taken, which is the state every
+// statement of the snapshot reads. Verify waits for that answer; until it returns nil, nothing
+// measured through the snapshot may be reported. Other engines, and a table not cached, are
+// resolved as Resolve does (Verify then returns nil at once).
+func (s *Snapshot) ResolveAhead(ctx context.Context, table string) (*TableInfo, error) {
+	if s.tx == nil || s.w.Dialect.Engine != Postgres {
+		return s.Resolve(ctx, table)
+	}
+	e, ok := s.w.catalog.get(table)
+	if !ok {
+		return s.Resolve(ctx, table)
+	}
+	s.mu.Lock()
+	s.ahead = &aheadCheck{entry: e, table: table, done: make(chan struct{})}
+	ran := s.ran
+	s.mu.Unlock()
+	if ran {
+		s.startAhead(ctx)
+	}
+	return e.info.clone(), nil
+}
+
+// Verify is ResolveAhead's answer: nil when the table was unchanged when the snapshot was
+// taken, ErrCatalogChanged (wrapping why) when it changed or could not be checked, in which case
+// the cached description is dropped. A snapshot with no statement run yet reads the marker in
+// the snapshot itself, which takes it.
+func (s *Snapshot) Verify(ctx context.Context) error {
+	s.mu.Lock()
+	a := s.ahead
+	s.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	s.startAhead(ctx)
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startAhead starts the deferred marker read once. Before any statement it reads in the
+// snapshot (taking it); after one, on the pool, beside the snapshot's later statements.
+func (s *Snapshot) startAhead(ctx context.Context) {
+	s.mu.Lock()
+	a := s.ahead
+	if a == nil || a.started {
+		s.mu.Unlock()
+		return
+	}
+	a.started = true
+	ran := s.ran
+	s.mu.Unlock()
+	check := func(sc scope) {
+		defer close(a.done)
+		m, err := s.w.catalogMarker(ctx, sc, a.entry.info)
+		switch {
+		case err != nil:
+			a.err = fmt.Errorf("%w: %s: the change marker could not be read: %w", ErrCatalogChanged, a.table, err)
+		case m != a.entry.marker:
+			a.err = fmt.Errorf("%w: %s", ErrCatalogChanged, a.table)
+		}
+		if a.err != nil {
+			s.w.catalog.drop(a.table)
+		}
+	}
+	if !ran {
+		check(s)
+		return
+	}
+	go check(poolScope{s.w})
+}
+
+// statementReturned notes that a statement has returned in the snapshot, so its snapshot is
+// taken, and starts a deferred marker read waiting for that.
+func (s *Snapshot) statementReturned(ctx context.Context) {
+	s.mu.Lock()
+	first := !s.ran
+	s.ran = true
+	s.mu.Unlock()
+	if first {
+		s.startAhead(context.WithoutCancel(ctx))
+	}
+}
+
+// poolScope runs one statement of our own on the pool, outside any transaction: the deferred
+// marker read, one round trip (the session is read-only by default, and the statement is fixed
+// catalog SQL, not a caller's).
+type poolScope struct{ w *DB }
+
+func (p poolScope) begin(context.Context) (querier, func(), error) { return p.w.sql, func() {}, nil }
+func (p poolScope) broke()                                         {}
+
 // QueryRow is DB.QueryRow inside the snapshot.
 func (s *Snapshot) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	return s.w.queryRow(ctx, s, query, args, dest...)
@@ -87,7 +206,7 @@ func (s *Snapshot) begin(ctx context.Context) (querier, func(), error) {
 	if s.tx == nil || broken {
 		return s.w.begin(ctx)
 	}
-	return s.tx, func() {}, nil
+	return s.tx, func() { s.statementReturned(ctx) }, nil
 }
 
 func (s *Snapshot) broke() {
