@@ -225,7 +225,7 @@ func (d *deps) askRegistryWith(ctx context.Context, s *subject.Subject, proposed
 	if v.Compatible == ours.Compatible {
 		rv.Agreement = "agree"
 	} else {
-		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (docs/reference/schema-compatibility.md lists what is covered)",
+		rv.Agreement = fmt.Sprintf("DISAGREE: the registry says compatible=%v, Data Workers says compatible=%v under %s; trust the registry for registration and report the case (docs/reference/schema-rules.md lists what is covered)",
 			v.Compatible, ours.Compatible, ours.Level)
 	}
 	return rv

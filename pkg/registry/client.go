@@ -433,7 +433,7 @@ func (c *Client) RegisterWithMetadata(ctx context.Context, subject string, forma
 }
 
 // SetSubjectConfig sets a subject's level, compatibilityGroup and compatibilityPolicy (PUT
-// /config/{s}; the key is "compatibility", not "compatibilityLevel", docs/reference/schema-compatibility.md).
+// /config/{s}; the key is "compatibility", not "compatibilityLevel", docs/reference/schema-rules.md).
 // Empty group or policy are left out of the request.
 func (c *Client) SetSubjectConfig(ctx context.Context, subject string, level compat.Level, group string, policy compat.Policy) error {
 	body := map[string]any{"compatibility": string(level)}

@@ -22,7 +22,7 @@ type Error struct {
 	URL        string
 }
 
-// codes maps Schema Registry error codes (docs/reference/schema-compatibility.md) to a meaning and a next step.
+// codes maps Schema Registry error codes (docs/reference/schema-rules.md) to a meaning and a next step.
 var codes = map[int][2]string{
 	40401: {"subject not found", "check the subject name with list_subjects (TopicNameStrategy names are <topic>-value and <topic>-key)"},
 	40402: {"version not found", "list the subject's versions with get_subject"},

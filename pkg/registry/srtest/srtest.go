@@ -8,7 +8,7 @@
 // Every verdict it returns comes from our checker, so a test that finds srtest "agreeing" with
 // check_compatibility has exercised the wiring, never the rules: how closely the checker follows
 // Confluent's registry is measured against the registry's own published cases and stated in
-// docs/reference/schema-compatibility.md. Tests and the demo use it.
+// docs/reference/schema-rules.md. Tests and the demo use it.
 package srtest
 
 import (

@@ -13,7 +13,7 @@ import (
 // avroCompatible decides with hamba/avro, then explains. A fresh SchemaCompatibility per check:
 // its cache keys on Parsing Canonical Form fingerprints, which drop defaults and aliases, so a
 // shared checker would reuse a stale verdict for schemas that differ only there
-// (docs/reference/schema-compatibility.md, Avro).
+// (docs/reference/schema-rules.md, Avro).
 func avroCompatible(reader, writer *schema.Schema) []Incompatibility {
 	err := avro.NewSchemaCompatibility().Compatible(reader.AvroSchema(), writer.AvroSchema())
 	if err == nil {

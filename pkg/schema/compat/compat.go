@@ -3,7 +3,7 @@
 // (SR's tag-based diff and its compatible set) and JSON Schema (SR's content-model diff, STRICT
 // or LENIENT policy), the LOGICAL policy's Flink and Iceberg v2 rules on top (logical.go), and
 // compatibilityGroup filtering, with one message per incompatibility. The rules it follows, what
-// it covers and how closely it agrees with the registry: docs/reference/schema-compatibility.md.
+// it covers and how closely it agrees with the registry: docs/reference/schema-rules.md.
 package compat
 
 import (
@@ -60,7 +60,7 @@ type Policy string
 
 // STRICT is SR's default; LENIENT also accepts the JSON Schema open/closed content-model
 // differences; LOGICAL runs the native check (as STRICT) and then the Flink and Iceberg v2
-// logical-type rules (docs/reference/schema-compatibility.md), so it can only make a verdict stricter.
+// logical-type rules (docs/reference/schema-rules.md), so it can only make a verdict stricter.
 const (
 	Strict  Policy = "STRICT"
 	Lenient Policy = "LENIENT"
@@ -201,7 +201,7 @@ func Check(level Level, policy Policy, proposed *schema.Schema, previous []Versi
 	return Evaluate(Request{Level: level, Policy: policy, Proposed: proposed, Previous: previous})
 }
 
-// Evaluate is Check with the whole of SR's recipe (docs/reference/schema-compatibility.md): the versions are first
+// Evaluate is Check with the whole of SR's recipe (docs/reference/schema-rules.md): the versions are first
 // filtered by compatibilityGroup, then the level picks the latest or every one; each is checked
 // natively and, under LOGICAL, by the Flink and Iceberg v2 rules.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/dataworkers/dw/pkg/schema/compat"
 )
 
-// verdict: 1 compatible, 0 incompatible, -1 not established in docs/reference/schema-compatibility.md ("?").
+// verdict: 1 compatible, 0 incompatible, -1 not established in docs/reference/schema-rules.md ("?").
 type row struct {
 	name              string
 	format            schema.Format
@@ -32,7 +32,7 @@ const (
 	enm3 = `{"name":"e","type":{"type":"enum","name":"E","symbols":["X","Y","Z"]}}`
 )
 
-// The Avro table of docs/reference/schema-compatibility.md, row by row.
+// The Avro table of docs/reference/schema-rules.md, row by row.
 var avroRows = []row{
 	{name: "add field with default", old: avroRec(fA), new: avroRec(fA + "," + fBd), backward: 1, forward: 1},
 	{name: "add field without default", old: avroRec(fA), new: avroRec(fA + "," + fB), backward: 0, forward: 1, wantType: "READER_FIELD_MISSING_DEFAULT_VALUE"},
@@ -62,7 +62,7 @@ var avroRows = []row{
 
 func proto(body string) string { return "syntax = \"proto3\";\npackage acme;\n" + body }
 
-// The Protobuf table of docs/reference/schema-compatibility.md
+// The Protobuf table of docs/reference/schema-rules.md
 var protoRows = []row{
 	{name: "add field", old: proto(`message M { string a = 1; }`), new: proto(`message M { string a = 1; int64 b = 2; }`), backward: 1, forward: 1},
 	{name: "remove field", old: proto(`message M { string a = 1; int64 b = 2; }`), new: proto(`message M { string a = 1; }`), backward: 1, forward: 1},
@@ -98,7 +98,7 @@ func obj(props string, extra string) string {
 	return s + "}"
 }
 
-// The JSON Schema table of docs/reference/schema-compatibility.md (STRICT unless the row says LENIENT).
+// The JSON Schema table of docs/reference/schema-rules.md (STRICT unless the row says LENIENT).
 var jsonRows = []row{
 	{name: "add optional property, old open", old: obj(`"a":{"type":"string"}`, ""), new: obj(`"a":{"type":"string"},"b":{"type":"integer"}`, ""), backward: 0, forward: 1, wantType: "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"},
 	{name: "add optional property, old closed", old: obj(`"a":{"type":"string"}`, `"additionalProperties":false`), new: obj(`"a":{"type":"string"},"b":{"type":"integer"}`, `"additionalProperties":false`), backward: 1, forward: 0, wantType: "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL"},
@@ -128,7 +128,7 @@ var jsonRows = []row{
 	{name: "allOf shrinks (PRODUCT_TYPE_NARROWED)", old: obj(`"v":{"allOf":[{"type":"string"},{"maxLength":5}]}`, ""), new: obj(`"v":{"allOf":[{"type":"string"}]}`, ""), backward: 1, forward: 0, wantType: "PRODUCT_TYPE_EXTENDED"},
 }
 
-// JSON Schema dependencies, which docs/reference/schema-compatibility.md does not tabulate: the rules of SR's
+// JSON Schema dependencies, which docs/reference/schema-rules.md does not tabulate: the rules of SR's
 // ObjectSchemaDiff.compareDependencies (property dependencies compared as sets; removed and
 // narrowed are in SchemaDiff's compatible changes, added, extended, changed and schema-added not).
 var jsonDependencyRows = []row{
@@ -271,7 +271,7 @@ func TestScenarioV12IsBackwardCompatibleButNotForwardSafeToIgnore(t *testing.T) 
 }
 
 // A shared hamba checker would reuse a verdict for schemas that differ only in defaults; ours
-// must not (docs/reference/schema-compatibility.md, Avro).
+// must not (docs/reference/schema-rules.md, Avro).
 func TestVerdictsDoNotLeakBetweenChecksThatDifferOnlyInDefaults(t *testing.T) {
 	withDefault := mustParse(t, schema.Avro, avroRec(fA+","+fBd))
 	without := mustParse(t, schema.Avro, avroRec(fA+","+fB))
@@ -313,7 +313,7 @@ func TestLevelAndPolicyParsing(t *testing.T) {
 }
 
 // Avro's SchemaCompatibility (which SR runs) compares unqualified names, so a namespace-only change
-// of the record passes; docs/reference/schema-compatibility.md's "rename record/namespace" row holds for the name.
+// of the record passes; docs/reference/schema-rules.md's "rename record/namespace" row holds for the name.
 func TestAvroNamespaceOnlyChangeFollowsAvroJava(t *testing.T) {
 	old := mustParse(t, schema.Avro, `{"type":"record","name":"R","namespace":"a","fields":[`+fA+`]}`)
 	nw := mustParse(t, schema.Avro, `{"type":"record","name":"R","namespace":"b","fields":[`+fA+`]}`)
@@ -323,7 +323,7 @@ func TestAvroNamespaceOnlyChangeFollowsAvroJava(t *testing.T) {
 }
 
 // A message type from a referenced schema is compared recursively when the reference moves to
-// another version (docs/reference/schema-compatibility.md).
+// another version (docs/reference/schema-rules.md).
 func TestProtobufReferencedTypesAreComparedAcrossReferenceVersions(t *testing.T) {
 	order := proto(`import "money.proto"; message Order { string id = 1; acme.Money total = 2; }`)
 	parse := func(money string) *schema.Schema {
@@ -372,7 +372,7 @@ func TestJSONReferencedSchemasAreCompared(t *testing.T) {
 	}
 }
 
-// As docs/reference/schema-compatibility.md says of Protobuf: FORWARD is old.isBackwardCompatible(new), so a message type the
+// As docs/reference/schema-rules.md says of Protobuf: FORWARD is old.isBackwardCompatible(new), so a message type the
 // new schema adds shows up as MESSAGE_REMOVED and FORWARD/FULL refuse it; BACKWARD_TRANSITIVE is
 // Confluent's advice for Protobuf.
 func TestProtobufMessageAddedUnderForwardFailsAsMessageRemoved(t *testing.T) {

@@ -36,7 +36,7 @@ var jsonCompatibleChanges = setOf(
 	"MAX_CONTAINS_INCREASED", "MAX_CONTAINS_REMOVED", "MIN_CONTAINS_DECREASED", "MIN_CONTAINS_REMOVED",
 )
 
-// jsonLenientChanges are what compatibilityPolicy LENIENT accepts on top (docs/reference/schema-compatibility.md).
+// jsonLenientChanges are what compatibilityPolicy LENIENT accepts on top (docs/reference/schema-rules.md).
 var jsonLenientChanges = setOf(
 	"ADDITIONAL_PROPERTIES_NARROWED", "ADDITIONAL_PROPERTIES_REMOVED",
 	"UNEVALUATED_PROPERTIES_NARROWED", "UNEVALUATED_PROPERTIES_REMOVED",

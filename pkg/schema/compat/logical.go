@@ -12,7 +12,7 @@ import (
 	"github.com/dataworkers/dw/pkg/schema"
 )
 
-// This file reproduces compatibilityPolicy LOGICAL (docs/reference/schema-compatibility.md): the schema converts to a
+// This file reproduces compatibilityPolicy LOGICAL (docs/reference/schema-rules.md): the schema converts to a
 // logical type model (SR's "SRLT": Flink-style SQL types with nullability, no field ids) and each
 // change is judged in the FLINK and ICEBERG_V2 modes. The reference names the rules and the
 // criteria; where it is silent the stricter answer is taken and the doc comment says so.
@@ -357,7 +357,7 @@ func protoValueType(fd protoreflect.FieldDescriptor, stack map[protoreflect.Full
 
 // logicalChange judges evolving a table typed from into one typed to, in mode. BACKWARD judges
 // old→new; FORWARD judges new→old, so an added field reads as a deleted one and the other way
-// round, as SR's native checks do (docs/reference/schema-compatibility.md).
+// round, as SR's native checks do (docs/reference/schema-rules.md).
 type logicalChange struct {
 	mode     LogicalMode
 	fromName string // "version 11", "the new schema"

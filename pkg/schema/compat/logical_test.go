@@ -27,7 +27,7 @@ const (
 	dec10_2 = `{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}`
 )
 
-// The registry's LOGICAL rules for Avro, per mode (docs/reference/schema-compatibility.md): Flink allows
+// The registry's LOGICAL rules for Avro, per mode (docs/reference/schema-rules.md): Flink allows
 // drops, reorders, renames and lossless widenings but not reinterpretation or invention; Iceberg v2
 // compares by name and allows only its promotions.
 var logicalAvroRows = []logicalRow{

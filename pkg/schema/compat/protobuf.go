@@ -327,7 +327,7 @@ func oneofs(m protoreflect.MessageDescriptor) map[string][]protoreflect.FieldDes
 	return out
 }
 
-// field mirrors SR's FieldSchemaDiff.compare plus the label rule of docs/reference/schema-compatibility.md
+// field mirrors SR's FieldSchemaDiff.compare plus the label rule of docs/reference/schema-rules.md
 func (c *protoDiff) field(path string, o, u protoreflect.FieldDescriptor) {
 	if o.Name() != u.Name() {
 		c.add("FIELD_NAME_CHANGED", path, string(u.Name()))

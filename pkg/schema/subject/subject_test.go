@@ -19,7 +19,7 @@ const (
 	v3 = `{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}`
 )
 
-// Deleted versions are never compared (docs/reference/schema-compatibility.md): dropping b fails FORWARD_TRANSITIVE
+// Deleted versions are never compared (docs/reference/schema-rules.md): dropping b fails FORWARD_TRANSITIVE
 // against v1 (b had no default) until v1 is soft-deleted; the registry and we agree both times.
 func TestSoftDeletedVersionsAreNeverCompared(t *testing.T) {
 	ctx := context.Background()
