@@ -358,8 +358,10 @@ func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evi
 	want := map[string]string{ModeNullRate: "null_rate", ModeVolume: "rows_per_hour", ModeFreshness: "freshness_lag_seconds",
 		ModeUniqueness: "duplicate_rows", ModeCustom: "violating_rows"}[inc.FailureMode]
 	cond, args := failingMetricFilter(inc.FailureMode, want)
-	err := st.DB.QueryRowContext(ctx, `SELECT metric, subject, at FROM metric_points WHERE asset = ? AND status = 'fail'
-		AND `+cond+` ORDER BY at DESC, id DESC LIMIT 1`, append([]any{inc.Asset}, args...)...).Scan(&metric, &subject, &at)
+	var id int64
+	q, qargs := store.PointsQuery("metric, subject, at, id", `p.asset = ? AND p.status = 'fail' AND `+cond,
+		"at DESC, id DESC", append([]any{inc.Asset}, args...), 1)
+	err := st.DB.QueryRowContext(ctx, q, qargs...).Scan(&metric, &subject, &at, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		ev.Onset, ev.OnsetSource = inc.OpenedAt, "no failing point in the check history: the incident's opening time"
 		return nil
@@ -368,8 +370,9 @@ func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evi
 		return fmt.Errorf("read check history of %s: %w", inc.Asset, err)
 	}
 	ev.Metric, ev.Column = metric, subject
-	rows, err := st.DB.QueryContext(ctx, `SELECT at, status FROM metric_points WHERE asset = ? AND metric = ? AND subject = ?
-		ORDER BY at DESC, id DESC`, inc.Asset, metric, subject)
+	q, qargs = store.PointsQuery("at, status, id", "p.asset = ? AND p.metric = ? AND p.subject = ?",
+		"at DESC, id DESC", []any{inc.Asset, metric, subject}, 0)
+	rows, err := st.DB.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return fmt.Errorf("read check history of %s: %w", inc.Asset, err)
 	}
@@ -377,7 +380,7 @@ func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evi
 	first := ""
 	for rows.Next() {
 		var a, status string
-		if err := rows.Scan(&a, &status); err != nil {
+		if err := rows.Scan(&a, &status, &id); err != nil {
 			return err
 		}
 		if status != "fail" {

@@ -20,6 +20,10 @@ type History struct {
 	cache *seriesCache // the baseline series read, per asset (seriescache.go)
 	// seriesReads counts the series statements sent to the store, for the tests.
 	seriesReads atomic.Int64
+	// unsettled counts the points written pending since the last flush; settledOnce is set by
+	// this History's first flush (settleDue).
+	unsettled   atomic.Int64
+	settledOnce atomic.Bool
 }
 
 // NewHistory wraps an open store.
@@ -102,35 +106,64 @@ func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.T
 // incident exclusion is written twice: first as one uncorrelated test of whether the asset has any
 // incident that could exclude a point at all, which both engines evaluate once per statement, and
 // only when it has one, per point. Most assets have none, and the per-point probe was a fifth of a
-// read of eight weeks of points; the result is the same either way.
+// read of eight weeks of points; the result is the same either way. The settled and the pending
+// points (migration 0016) are read by one statement each, each newest first from its index, and
+// merged here: in one statement the engine sorted their union again.
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
 	h.seriesReads.Add(1)
-	rows, err := h.query(ctx, `
-SELECT p.subject, p.at, p.value FROM metric_points p
-WHERE p.asset = ? AND p.metric = ? AND `+subjectCond+` AND p.at < ?
+	where := `p.asset = ? AND p.metric = ? AND ` + subjectCond + ` AND p.at < ?
   AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
       WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
   AND (NOT EXISTS (SELECT 1 FROM incidents a WHERE a.asset = ? AND a.status <> 'false_positive')
     OR NOT EXISTS (SELECT 1 FROM incidents i
       WHERE i.asset = p.asset AND i.status <> 'false_positive'
-        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at)))))
-ORDER BY p.at DESC LIMIT ?`, asset, metric, subject, store.Timestamp(before), asset, limit)
+        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at)))))`
+	args := []any{asset, metric, subject, store.Timestamp(before), asset, limit}
+	settled, err := h.seriesHalf(ctx, store.PointsHalf(true, "subject, at, value", where, "at DESC", limit), args)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := h.seriesHalf(ctx, store.PointsHalf(false, "subject, at, value", where, "at DESC", limit), args)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Point{}
+	for i, j, n := 0, 0, 0; n < limit && (i < len(settled) || j < len(pending)); n++ {
+		var r seriesRow
+		if j == len(pending) || (i < len(settled) && !settled[i].At.Before(pending[j].At)) {
+			r, i = settled[i], i+1
+		} else {
+			r, j = pending[j], j+1
+		}
+		out[r.subject] = append(out[r.subject], r.Point)
+	}
+	return out, nil
+}
+
+// seriesRow is one point of a series read, with its subject.
+type seriesRow struct {
+	subject string
+	Point
+}
+
+// seriesHalf runs one half of a series read: its rows, newest first.
+func (h *History) seriesHalf(ctx context.Context, q string, args []any) ([]seriesRow, error) {
+	rows, err := h.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read check history: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]Point{}
+	var out []seriesRow
 	for rows.Next() {
-		var subj, at string
-		var v float64
-		if err := rows.Scan(&subj, &at, &v); err != nil {
+		var r seriesRow
+		var at string
+		if err := rows.Scan(&r.subject, &at, &r.Value); err != nil {
 			return nil, err
 		}
-		t, err := store.ParseTimestamp(at)
-		if err != nil {
+		if r.At, err = store.ParseTimestamp(at); err != nil {
 			return nil, err
 		}
-		out[subj] = append(out[subj], Point{At: t, Value: v})
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }
@@ -150,9 +183,9 @@ type IncidentRef struct {
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
 	var written []metricRow
 	var version recordedVersion
-	versionRead := false
+	versionRead, settle := false, false
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
-		written, versionRead = nil, false
+		written, versionRead, settle = nil, false, false
 		var runID int64
 		// The run row's RETURNING also reads what the series cache needs (recordedVersion): the
 		// asset's version before this run's points, and whether an incident covers the run's
@@ -220,6 +253,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 		if err := insertPoints(ctx, tx, runID, r.Asset, started, points); err != nil {
 			return err
 		}
+		if settle = h.settleDue(len(points)); settle {
+			if _, err := tx.ExecContext(ctx, store.SettlePointsSQL); err != nil {
+				return fmt.Errorf("settle the pending metric points: %w", err)
+			}
+		}
 		written = points
 		if len(incidentByMode) > 0 || !h.cache.holds(r.Asset) {
 			return nil
@@ -229,12 +267,37 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 		versionRead = true
 		return nil
 	})
+	if err == nil {
+		h.settled(len(written), settle)
+	}
 	if err != nil || !versionRead {
 		h.cache.drop(r.Asset)
 		return err
 	}
 	h.cache.applyRun(r.Asset, version, recordedAt(started), written)
 	return nil
+}
+
+// settleEvery is how many points a History writes pending before it settles them (migration
+// 0016): a flush moves each series' points into the series index at once, and readers scan at
+// most about this many pending points of an asset through the time index.
+const settleEvery = 1024
+
+// settleDue says whether the run writing n points settles the pending ones: every settleEvery
+// points, and at a History's first write, which settles what other processes left pending (a
+// process that exits after a few runs never reaches settleEvery itself).
+func (h *History) settleDue(n int) bool {
+	return !h.settledOnce.Load() || h.unsettled.Load()+int64(n) >= settleEvery
+}
+
+// settled counts a committed run's n points, or starts the count again after a flush.
+func (h *History) settled(n int, flushed bool) {
+	if flushed {
+		h.settledOnce.Store(true)
+		h.unsettled.Store(0)
+		return
+	}
+	h.unsettled.Add(int64(n))
 }
 
 // metricRow is one metric_points row of a run.
@@ -250,7 +313,7 @@ type metricRow struct {
 const pointsPerInsert = 500
 
 // insertPoints writes a run's metric points in one multi-row INSERT per 500 points (one round
-// trip for a run's usual dozen, instead of one per point).
+// trip for a run's usual dozen, instead of one per point), pending (settleEvery).
 func insertPoints(ctx context.Context, tx *sql.Tx, runID int64, asset string, at time.Time, points []metricRow) error {
 	for start := 0; start < len(points); start += pointsPerInsert {
 		chunk := points[start:min(start+pointsPerInsert, len(points))]
@@ -261,10 +324,10 @@ func insertPoints(ctx context.Context, tx *sql.Tx, runID int64, asset string, at
 			if b := pt.baseline; b != nil {
 				base, lo, hi = b.Median, b.Low, b.High
 			}
-			values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 			args = append(args, runID, asset, pt.metric, pt.subject, store.Timestamp(at), pt.value, string(pt.status), base, lo, hi, pt.incident)
 		}
-		q := `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id)
+		q := `INSERT INTO metric_points (run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id, settled)
 VALUES ` + strings.Join(values, ", ")
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("record %d metric points of run %d: %w", len(chunk), runID, err)

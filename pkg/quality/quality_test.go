@@ -629,6 +629,27 @@ func TestFailingPointsTrainOnlyWhenJudgedFalsePositive(t *testing.T) {
 // from the new description: a column whose NOT NULL was dropped, and which now holds nulls, is
 // measured, never answered 0 % by the constraint it no longer has; a table dropped meanwhile is
 // reported missing. (SQLite reads its marker in the snapshot before planning.)
+// On SQLite a run also serves the cached description ahead of its marker (read on another
+// connection once the snapshot's first statement returns): a column added since the table was
+// described is measured by the next run.
+func TestASQLiteRunMeasuresAColumnAddedSinceItWasDescribed(t *testing.T) {
+	e := engines()["sqlite"](t)
+	req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour", KeyColumns: []string{"usage_id"}, Checks: []quality.Check{quality.NullRate}}
+	before := runAt(t, e.wh, nil, at15(14), req) // described and cached
+	for _, r := range before.Results {
+		if r.Subject == "region" {
+			t.Fatalf("region measured before it exists: %+v", r)
+		}
+	}
+	if _, err := e.rw.Exec(`ALTER TABLE usage_hourly ADD COLUMN region TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	after := runAt(t, e.wh, nil, at15(14), req)
+	if r := result(t, after, "null_rate", "region"); r.Value != 1 {
+		t.Fatalf("added column: %+v, want 100 %% null measured", r)
+	}
+}
+
 func TestARunPlansAgainWhenTheTableChangedSinceItWasDescribed(t *testing.T) {
 	e := engines()["postgres"](t)
 	if _, err := e.rw.Exec(`ALTER TABLE usage_hourly ALTER COLUMN account_id SET NOT NULL`); err != nil {

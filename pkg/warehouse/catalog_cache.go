@@ -83,19 +83,24 @@ func (w *DB) cachedResolve(ctx context.Context, sc scope, table string) (*TableI
 		return w.resolve(ctx, table)
 	}
 	marker := ""
+	var cached *TableInfo
 	if e, ok := w.catalog.get(table); ok {
 		m, err := w.catalogMarker(ctx, sc, e.info)
 		if err == nil && m == e.marker {
 			return e.info.clone(), nil
 		}
-		marker = m // "" after an error (the table may be gone): the describe below says why
+		marker, cached = m, e.info // "" after an error (the table may be gone): the describe below says why
 	}
 	ti, err := w.resolve(ctx, table)
 	if err != nil {
 		w.catalog.drop(table)
 		return nil, err
 	}
-	if marker == "" {
+	// A marker read for the old description has the old one's terms: on SQLite a table that
+	// gained statistics since (its first ANALYZE) is marked by its sqlite_stat1 rows too, and a
+	// marker without them would never match again. Read it for the new description, as for a
+	// table described for the first time.
+	if marker == "" || cached.sqliteStats != ti.sqliteStats {
 		if marker, err = w.catalogMarker(ctx, sc, ti); err != nil {
 			return ti, nil // served, not cached
 		}

@@ -90,17 +90,21 @@ func (s *Snapshot) Resolve(ctx context.Context, table string) (*TableInfo, error
 	return s.w.cachedResolve(ctx, s, table)
 }
 
-// ResolveAhead is Resolve without waiting for the change marker, on PostgreSQL, where reading it
-// is a round trip and a catalog query before the run's first statement. A table cached on the
-// handle is served as cached, and its marker is read on another pooled connection once the
-// snapshot's first statement has returned: PostgreSQL takes a REPEATABLE READ snapshot at its
-// first statement, so a marker read after that which still matches the cache shows the table was
-// not changed from its description to the moment the snapshot was taken, which is the state every
-// statement of the snapshot reads. Verify waits for that answer; until it returns nil, nothing
-// measured through the snapshot may be reported. Other engines, and a table not cached, are
-// resolved as Resolve does (Verify then returns nil at once).
+// ResolveAhead is Resolve without waiting for the change marker, which is otherwise a statement
+// (on PostgreSQL a round trip and a catalog query) before the run's first one. A table cached on
+// the handle is served as cached, and its marker is read on another pooled connection once the
+// snapshot's first statement has returned. Both engines fix what a snapshot reads at its first
+// statement (PostgreSQL's REPEATABLE READ snapshot, SQLite's read transaction), and the other
+// connection reads a state at least as new, so a marker that still matches the cache shows the
+// table was not changed from its description to the moment the snapshot was taken, which is the
+// state every statement of the snapshot reads (the markers only move forward: PostgreSQL's
+// transaction ids, SQLite's schema_version). A change committed after that moment also fails
+// the check, which only costs the caller a second plan. Verify waits for that answer; until it
+// returns nil, nothing measured through the snapshot may be reported. Snowflake, a table not
+// cached, and a handle whose pool is bounded (the marker's connection could wait for the
+// snapshot's own) are resolved as Resolve does (Verify then returns nil at once).
 func (s *Snapshot) ResolveAhead(ctx context.Context, table string) (*TableInfo, error) {
-	if s.tx == nil || s.w.Dialect.Engine != Postgres {
+	if s.tx == nil || !s.w.Dialect.hasCatalogMarker() || s.w.sql.Stats().MaxOpenConnections != 0 {
 		return s.Resolve(ctx, table)
 	}
 	e, ok := s.w.catalog.get(table)

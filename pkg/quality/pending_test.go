@@ -1,0 +1,145 @@
+package quality
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dataworkers/dw/pkg/store"
+)
+
+func countPending(t *testing.T, st *store.Store) int {
+	t.Helper()
+	var n int
+	if err := st.DB.QueryRow(`SELECT count(*) FROM metric_points WHERE settled = 0`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Points a run writes pending are read as the settled ones are, and settling them changes no
+// read and no version: a cached series stays valid across the flush.
+func TestPendingPointsAreReadAsSettledOnes(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, 48) // 48 settled hours
+	writer := NewHistory(f.st)
+	for i := 48; i < 60; i++ {
+		status := Pass
+		if i%5 == 0 {
+			status = Warn // not eligible: the halves apply the same rule
+		}
+		f.mustRecord(writer, f.hour(i), status, float64(i), false)
+	}
+	// The writer's first record settled what was pending, its own points too.
+	if n := countPending(t, f.st); n != 11*len(f.keys) {
+		t.Fatalf("%d pending points after 12 runs, want %d", n, 11*len(f.keys))
+	}
+	ats := []time.Time{f.hour(20), f.hour(49), f.hour(55), f.hour(59), f.hour(60), f.hour(80)}
+	read := func() map[string]map[string][]Point {
+		out := map[string]map[string][]Point{}
+		for _, k := range f.keys {
+			for _, at := range ats {
+				for _, limit := range []int{3, 20, 1000} {
+					k.limit = limit
+					got, err := f.ref.read(ctx, f.asset, k, at)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[k.metric+"/"+k.subject+"/"+at.String()+"/"+string(rune('0'+limit%10))] = got
+				}
+			}
+		}
+		return out
+	}
+	before := read()
+	if pts := before["rows_per_hour//"+f.hour(60).String()+"/3"][""]; len(pts) != 3 || !pts[0].At.Equal(recordedAt(f.hour(59))) {
+		t.Fatalf("newest three points before hour 60: %v, want the pending hour 59 first", pts)
+	}
+	f.check("before settling", ats...) // the cache now holds the series
+	version, err := f.h.seriesVersion(ctx, f.asset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.DB.Exec(store.SettlePointsSQL); err != nil {
+		t.Fatal(err)
+	}
+	if n := countPending(t, f.st); n != 0 {
+		t.Fatalf("%d pending points after settling", n)
+	}
+	if v, err := f.h.seriesVersion(ctx, f.asset); err != nil || v != version {
+		t.Fatalf("version after settling: %d (%v), want %d unchanged", v, err, version)
+	}
+	if after := read(); !reflect.DeepEqual(after, before) {
+		t.Fatal("settling changed what a read returns")
+	}
+	if n := f.reads(func() { f.check("after settling", ats...) }); n != 0 {
+		t.Fatalf("the cache read %d series again after a flush that changed nothing", n)
+	}
+}
+
+// A History settles the pending points every settleEvery points, so readers never scan more
+// than about that many of them.
+func TestPendingPointsAreSettledInBatches(t *testing.T) {
+	f := newCacheFixture(t, 0)
+	h := NewHistory(f.st)
+	const perRun = 300
+	flushes := 0
+	for i := 0; i < 12; i++ {
+		rep := &Report{Table: "events", Asset: f.asset, Status: Pass, Window: Window{Since: f.hour(i - 1), Until: f.hour(i), Label: "hour"}}
+		for j := 0; j < perRun; j++ {
+			rep.Results = append(rep.Results, Result{Check: "column", Metric: "distinct", Subject: "c" + string(rune('a'+j%26)) + string(rune('a'+j/26)), Value: float64(j), Status: Pass, recorded: true})
+		}
+		before := countPending(t, f.st)
+		if err := h.record(context.Background(), rep, "m", f.hour(i), false, f.hour(i)); err != nil {
+			t.Fatal(err)
+		}
+		n := countPending(t, f.st)
+		if n > settleEvery {
+			t.Fatalf("run %d: %d pending points, more than %d", i, n, settleEvery)
+		}
+		if n < before+perRun {
+			flushes++
+		}
+	}
+	// The first run (what was pending before), then the run that brings 900 pending to 1,200.
+	if flushes != 3 {
+		t.Fatalf("%d flushes in 12 runs, want 3 (runs 0, 4 and 8)", flushes)
+	}
+}
+
+// On SQLite each half of a series read goes through its own partial index, newest first: no
+// scan of the table, and no sort of a whole series.
+func TestSeriesReadUsesBothIndexes(t *testing.T) {
+	f := newCacheFixture(t, 4)
+	if f.st.Dialect() != store.SQLite {
+		t.Skip("EXPLAIN QUERY PLAN is SQLite's")
+	}
+	q, args := store.PointsQuery("subject, at, value", "p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?", "at DESC",
+		[]any{f.asset, "rows_per_hour", "", store.Timestamp(f.hour(3))}, 10)
+	rows, err := f.st.DB.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	all := strings.Join(plan, " | ")
+	t.Logf("plan: %s", all)
+	for _, want := range []string{"metric_points_settled", "metric_points_pending"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("plan %q does not use %s", all, want)
+		}
+	}
+	if strings.Contains(all, "SCAN p ") || strings.HasSuffix(all, "SCAN p") || strings.Contains(all, "SCAN metric_points") {
+		t.Fatalf("plan %q scans the table", all)
+	}
+}
