@@ -16,8 +16,9 @@ import (
 type deps struct {
 	env *mcpkit.Env
 
-	mu sync.Mutex
-	wh *warehouse.DB
+	mu   sync.Mutex
+	wh   *warehouse.DB
+	hist *quality.History // on hist's store; one per process (history)
 }
 
 func newDeps(env *mcpkit.Env) *deps { return &deps{env: env} }
@@ -46,12 +47,20 @@ func (d *deps) warehouse() (*warehouse.DB, error) {
 	return wh, nil
 }
 
+// history is the process's one History: its series cache serves the next run of a monitor from
+// memory, and it settles the points it wrote pending in batches (a History per call would read
+// every series from the store and settle at every run).
 func (d *deps) history(ctx context.Context) (*quality.History, error) {
 	st, err := d.env.Store.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return quality.NewHistory(st), nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hist == nil || d.hist.Store() != st {
+		d.hist = quality.NewHistory(st)
+	}
+	return d.hist, nil
 }
 
 func (d *deps) checker(ctx context.Context) (*quality.Checker, *quality.History, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,9 +25,15 @@ type History struct {
 	// this History's first flush (settleDue).
 	unsettled   atomic.Int64
 	settledOnce atomic.Bool
+	// betweenHalves runs between a series read's two statements, for the tests.
+	betweenHalves func()
 }
 
-// NewHistory wraps an open store.
+// Store is the store h reads and writes.
+func (h *History) Store() *store.Store { return h.st }
+
+// NewHistory wraps an open store. A process keeps one per store: its series cache and its count
+// of pending points (settleDue) live as long as it does.
 func NewHistory(st *store.Store) *History {
 	return &History{st: st, stmts: &stmtCache{db: st.DB}, cache: newSeriesCache()}
 }
@@ -108,7 +115,8 @@ func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.T
 // only when it has one, per point. Most assets have none, and the per-point probe was a fifth of a
 // read of eight weeks of points; the result is the same either way. The settled and the pending
 // points (migration 0016) are read by one statement each, each newest first from its index, and
-// merged here: in one statement the engine sorted their union again.
+// merged here: in one statement the engine sorted their union again. A limit of 0 or less reads
+// every eligible point.
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
 	h.seriesReads.Add(1)
 	where := `p.asset = ? AND p.metric = ? AND ` + subjectCond + ` AND p.at < ?
@@ -118,17 +126,33 @@ func (h *History) series(ctx context.Context, asset, metric, subjectCond string,
     OR NOT EXISTS (SELECT 1 FROM incidents i
       WHERE i.asset = p.asset AND i.status <> 'false_positive'
         AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at)))))`
-	args := []any{asset, metric, subject, store.Timestamp(before), asset, limit}
-	settled, err := h.seriesHalf(ctx, store.PointsHalf(true, "subject, at, value", where, "at DESC", limit), args)
+	args := []any{asset, metric, subject, store.Timestamp(before), asset}
+	if limit > 0 {
+		args = append(args, limit)
+	}
+	// Pending first: a flush between the two statements (any process's) moves points from the
+	// pending half to the settled one, where the second statement finds them again (dropped below
+	// by id), instead of between two reads that would both miss them.
+	pending, err := h.seriesHalf(ctx, store.PointsHalf(false, "id, subject, at, value", where, "at DESC", limit), args)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := h.seriesHalf(ctx, store.PointsHalf(false, "subject, at, value", where, "at DESC", limit), args)
+	if h.betweenHalves != nil {
+		h.betweenHalves()
+	}
+	settled, err := h.seriesHalf(ctx, store.PointsHalf(true, "id, subject, at, value", where, "at DESC", limit), args)
 	if err != nil {
 		return nil, err
+	}
+	if len(pending) > 0 && len(settled) > 0 {
+		seen := make(map[int64]bool, len(pending))
+		for _, r := range pending {
+			seen[r.id] = true
+		}
+		settled = slices.DeleteFunc(settled, func(r seriesRow) bool { return seen[r.id] })
 	}
 	out := map[string][]Point{}
-	for i, j, n := 0, 0, 0; n < limit && (i < len(settled) || j < len(pending)); n++ {
+	for i, j, n := 0, 0, 0; (limit <= 0 || n < limit) && (i < len(settled) || j < len(pending)); n++ {
 		var r seriesRow
 		if j == len(pending) || (i < len(settled) && !settled[i].At.Before(pending[j].At)) {
 			r, i = settled[i], i+1
@@ -140,8 +164,9 @@ func (h *History) series(ctx context.Context, asset, metric, subjectCond string,
 	return out, nil
 }
 
-// seriesRow is one point of a series read, with its subject.
+// seriesRow is one point of a series read, with its row id and subject.
 type seriesRow struct {
+	id      int64
 	subject string
 	Point
 }
@@ -157,7 +182,7 @@ func (h *History) seriesHalf(ctx context.Context, q string, args []any) ([]serie
 	for rows.Next() {
 		var r seriesRow
 		var at string
-		if err := rows.Scan(&r.subject, &at, &r.Value); err != nil {
+		if err := rows.Scan(&r.id, &r.subject, &at, &r.Value); err != nil {
 			return nil, err
 		}
 		if r.At, err = store.ParseTimestamp(at); err != nil {

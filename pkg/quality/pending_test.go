@@ -79,6 +79,52 @@ func TestPendingPointsAreReadAsSettledOnes(t *testing.T) {
 	}
 }
 
+// A flush between a series read's two statements loses no point and counts none twice: the
+// pending half is read first, and what the flush moved is found again in the settled half.
+func TestASeriesReadAcrossAFlushSeesEveryPointOnce(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, 24)
+	writer := NewHistory(f.st)
+	for i := 24; i < 30; i++ {
+		f.mustRecord(writer, f.hour(i), Pass, float64(i), false)
+	}
+	if countPending(t, f.st) == 0 {
+		t.Fatal("nothing pending to flush")
+	}
+	want, err := f.ref.read(ctx, f.asset, singleSeries("rows_per_hour", ""), f.hour(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := NewHistory(f.st)
+	reader.betweenHalves = func() {
+		if _, err := f.st.DB.Exec(store.SettlePointsSQL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{3, 10, 1000, 0} {
+		// The last six runs pending again, as they were written.
+		if _, err := f.st.DB.Exec(`UPDATE metric_points SET settled = 0 WHERE at >= ?`, store.Timestamp(f.hour(24))); err != nil {
+			t.Fatal(err)
+		}
+		k := singleSeries("rows_per_hour", "")
+		k.limit = limit
+		got, err := reader.read(ctx, f.asset, k, f.hour(40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want[""]
+		if limit > 0 && limit < len(w) {
+			w = w[:limit]
+		}
+		if !reflect.DeepEqual(got[""], w) {
+			t.Fatalf("limit %d across a flush: %d points %v…, want %d %v…", limit, len(got[""]), head(got[""]), len(w), head(w))
+		}
+		if limit == 3 && !got[""][0].At.Equal(recordedAt(f.hour(29))) {
+			t.Fatalf("newest point %v, want the last run's", got[""][0])
+		}
+	}
+}
+
 // A History settles the pending points every settleEvery points, so readers never scan more
 // than about that many of them.
 func TestPendingPointsAreSettledInBatches(t *testing.T) {
@@ -141,5 +187,14 @@ func TestSeriesReadUsesBothIndexes(t *testing.T) {
 	}
 	if strings.Contains(all, "SCAN p ") || strings.HasSuffix(all, "SCAN p") || strings.Contains(all, "SCAN metric_points") {
 		t.Fatalf("plan %q scans the table", all)
+	}
+	// The flush finds the pending points through their index, not by scanning every point.
+	var id, parent, notused int
+	var detail string
+	if err := f.st.DB.QueryRow("EXPLAIN QUERY PLAN "+store.SettlePointsSQL).Scan(&id, &parent, &notused, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(detail, "metric_points_pending") {
+		t.Fatalf("the flush's plan %q does not use the pending index", detail)
 	}
 }

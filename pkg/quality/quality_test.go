@@ -624,16 +624,14 @@ func TestFailingPointsTrainOnlyWhenJudgedFalsePositive(t *testing.T) {
 	}
 }
 
-// A run on PostgreSQL serves the table's cached description ahead of its change marker, which is
-// read beside the statements. When the table changed since it was described, the run plans again
-// from the new description: a column whose NOT NULL was dropped, and which now holds nulls, is
-// measured, never answered 0 % by the constraint it no longer has; a table dropped meanwhile is
-// reported missing. (SQLite reads its marker in the snapshot before planning.)
-// On SQLite a run also serves the cached description ahead of its marker (read on another
-// connection once the snapshot's first statement returns): a column added since the table was
-// described is measured by the next run.
+// On a SQLite database in WAL mode a run also serves the cached description ahead of its marker
+// (read on another connection once the snapshot's first statement returns): a column added since
+// the table was described is measured by the next run.
 func TestASQLiteRunMeasuresAColumnAddedSinceItWasDescribed(t *testing.T) {
 	e := engines()["sqlite"](t)
+	if _, err := e.rw.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+		t.Fatal(err)
+	}
 	req := quality.Request{Table: "usage_hourly", TimestampColumn: "hour", KeyColumns: []string{"usage_id"}, Checks: []quality.Check{quality.NullRate}}
 	before := runAt(t, e.wh, nil, at15(14), req) // described and cached
 	for _, r := range before.Results {
@@ -650,6 +648,11 @@ func TestASQLiteRunMeasuresAColumnAddedSinceItWasDescribed(t *testing.T) {
 	}
 }
 
+// A run on PostgreSQL serves the table's cached description ahead of its change marker, which is
+// read beside the statements. When the table changed since it was described, the run plans again
+// from the new description: a column whose NOT NULL was dropped, and which now holds nulls, is
+// measured, never answered 0 % by the constraint it no longer has; a table dropped meanwhile is
+// reported missing.
 func TestARunPlansAgainWhenTheTableChangedSinceItWasDescribed(t *testing.T) {
 	e := engines()["postgres"](t)
 	if _, err := e.rw.Exec(`ALTER TABLE usage_hourly ALTER COLUMN account_id SET NOT NULL`); err != nil {

@@ -4,21 +4,21 @@ import "strconv"
 
 // metric_points has two halves (migration 0016): the settled points, indexed by series, and the
 // pending ones a flush has not settled yet, indexed by time. Each half must name its settled
-// value as a constant for the engine to use its partial index, so every read of the table goes
-// through PointsHalf or PointsQuery rather than reading it whole.
+// value as a constant for the engine to use its partial index, so every read by asset and series
+// goes through PointsHalf or PointsQuery (a read by run_id, which no index serves, need not).
 
 // PointsHalf reads one half: cols (bare names of metric_points) of the rows of p (the table's
 // alias) meeting where, ordered by orderBy (bare column names) and, when limit > 0, cut at a
-// final `LIMIT ?` the caller binds. Read newest first within a series, the settled half stops
+// final `LIMIT ?` the caller binds after where's arguments. Read newest first within a series, the settled half stops
 // early in its index.
 func PointsHalf(settled bool, cols, where, orderBy string, limit int) string {
 	flag := 0
 	if settled {
 		flag = 1
 	}
-	q := "SELECT " + cols + " FROM metric_points p WHERE p.settled = " + strconv.Itoa(flag) + " AND (" + where + ")"
+	q := "SELECT " + cols + " FROM metric_points p WHERE p.settled = " + strconv.Itoa(flag) + " AND (" + where + ") ORDER BY " + orderBy
 	if limit > 0 {
-		q += " ORDER BY " + orderBy + " LIMIT ?"
+		q += " LIMIT ?"
 	}
 	return q
 }

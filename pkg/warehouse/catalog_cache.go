@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -31,6 +32,11 @@ type catalogEntry struct {
 	info   *TableInfo
 	marker string
 	at     time.Time
+	// readAhead says the marker may be read beside a snapshot rather than in it
+	// (Snapshot.ResolveAhead): always on PostgreSQL; on SQLite only when the table's database
+	// was in WAL mode when described (with a rollback journal, a writer waiting to commit would
+	// refuse the second connection's read lock while the snapshot holds its own).
+	readAhead bool
 }
 
 func newCatalogCache(now func() time.Time) *catalogCache {
@@ -51,7 +57,7 @@ func (c *catalogCache) get(name string) (catalogEntry, bool) {
 	return e, true
 }
 
-func (c *catalogCache) put(name string, ti *TableInfo, marker string) {
+func (c *catalogCache) put(name string, ti *TableInfo, marker string, readAhead bool) {
 	if c == nil {
 		return
 	}
@@ -60,7 +66,7 @@ func (c *catalogCache) put(name string, ti *TableInfo, marker string) {
 	if len(c.entries) >= catalogLimit {
 		clear(c.entries)
 	}
-	c.entries[name] = catalogEntry{info: ti.clone(), marker: marker, at: c.now()}
+	c.entries[name] = catalogEntry{info: ti.clone(), marker: marker, at: c.now(), readAhead: readAhead}
 }
 
 func (c *catalogCache) drop(name string) {
@@ -105,8 +111,23 @@ func (w *DB) cachedResolve(ctx context.Context, sc scope, table string) (*TableI
 			return ti, nil // served, not cached
 		}
 	}
-	w.catalog.put(table, ti, marker)
+	w.catalog.put(table, ti, marker, w.markerReadAhead(ctx, ti))
 	return ti, nil
+}
+
+// markerReadAhead says whether ti's marker may be read beside a snapshot (catalogEntry.readAhead).
+// The journal mode is read on the handle when the table is described, so a database switched to
+// or from WAL is seen within the cache's TTL; an error answers no.
+func (w *DB) markerReadAhead(ctx context.Context, ti *TableInfo) bool {
+	switch w.Dialect.Engine {
+	case Postgres:
+		return true
+	case SQLite:
+		var mode string
+		err := w.queryRow(ctx, w, "PRAGMA "+w.Dialect.mustQuote(ti.Schema)+".journal_mode", nil, &mode)
+		return err == nil && strings.EqualFold(mode, "wal")
+	}
+	return false
 }
 
 // hasCatalogMarker says whether the engine offers a cheap marker of a table's definition.

@@ -101,14 +101,16 @@ func (s *Snapshot) Resolve(ctx context.Context, table string) (*TableInfo, error
 // transaction ids, SQLite's schema_version). A change committed after that moment also fails
 // the check, which only costs the caller a second plan. Verify waits for that answer; until it
 // returns nil, nothing measured through the snapshot may be reported. Snowflake, a table not
-// cached, and a handle whose pool is bounded (the marker's connection could wait for the
-// snapshot's own) are resolved as Resolve does (Verify then returns nil at once).
+// cached, a SQLite database not in WAL mode (with a rollback journal a writer waiting to commit
+// refuses the second connection's read lock while the snapshot holds its own, and the run would
+// wait out the busy timeout), and a handle whose pool is bounded (the marker's connection could
+// wait for the snapshot's own) are resolved as Resolve does (Verify then returns nil at once).
 func (s *Snapshot) ResolveAhead(ctx context.Context, table string) (*TableInfo, error) {
 	if s.tx == nil || !s.w.Dialect.hasCatalogMarker() || s.w.sql.Stats().MaxOpenConnections != 0 {
 		return s.Resolve(ctx, table)
 	}
 	e, ok := s.w.catalog.get(table)
-	if !ok {
+	if !ok || !e.readAhead {
 		return s.Resolve(ctx, table)
 	}
 	s.mu.Lock()

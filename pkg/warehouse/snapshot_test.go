@@ -194,3 +194,35 @@ func TestResolveAheadIsVerifiedAgainstTheSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// A SQLite database with a rollback journal has its marker read in the snapshot: a writer
+// waiting to commit would refuse a second connection's read lock while the snapshot holds its
+// own, and the run would wait out the busy timeout. In WAL mode, and on PostgreSQL, it is read
+// beside the snapshot.
+func TestTheMarkerIsReadAheadOnlyWhereNoLockCanBlockIt(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			rw, w := open(t)
+			if _, err := w.Resolve(ctx, "usage_hourly"); err != nil {
+				t.Fatal(err)
+			}
+			if got := warehouse.MarkerReadAhead(w, "usage_hourly"); got != (name == "postgres") {
+				t.Fatalf("read ahead = %v as first described", got)
+			}
+			if name != "sqlite" {
+				return
+			}
+			// WAL, and a schema change so that the table is described again.
+			if _, err := rw.Exec(`PRAGMA journal_mode=WAL; CREATE INDEX usage_hourly_account ON usage_hourly (account_id)`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Resolve(ctx, "usage_hourly"); err != nil {
+				t.Fatal(err)
+			}
+			if !warehouse.MarkerReadAhead(w, "usage_hourly") {
+				t.Fatal("a WAL database's marker is not read ahead")
+			}
+		})
+	}
+}

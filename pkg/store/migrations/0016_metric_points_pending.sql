@@ -12,7 +12,8 @@ CREATE INDEX metric_points_pending ON metric_points (asset, at, metric, subject,
 DROP INDEX metric_points_series_read;
 
 -- Settling a point changes nothing a baseline reads, so it does not move the asset's version
--- (migration 0015): the update trigger now fires on the other columns only.
+-- (migration 0015): the update trigger now fires on the other columns only. A column added to
+-- metric_points later must be added to its list (and to the PostgreSQL twin's).
 DROP TRIGGER quality_series_version_point_update;
 CREATE TRIGGER quality_series_version_point_update
 AFTER UPDATE OF run_id, asset, metric, subject, at, value, status, baseline, expected_low, expected_high, incident_id ON metric_points
