@@ -351,6 +351,7 @@ func (s *Service) runChecks(ctx context.Context, inc incidents.Incident, opts Ch
 		return CheckRun{}, err
 	}
 	hist := quality.NewHistory(st)
+	defer hist.Close()
 	if ownErr == nil {
 		// The last run with failing points of the incident's check says what failed (columns,
 		// metrics, keys, upstreams): they are the receipt's "before" and what the re-run measures.

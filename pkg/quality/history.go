@@ -3,6 +3,7 @@ package quality
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +28,19 @@ type History struct {
 	settledOnce atomic.Bool
 	// betweenHalves runs between a series read's two statements, for the tests.
 	betweenHalves func()
+}
+
+// Close releases the read statements h keeps prepared. A History kept for the process's life
+// needs no Close; one made for a single task should be closed after it.
+func (h *History) Close() error {
+	h.stmts.mu.Lock()
+	defer h.stmts.mu.Unlock()
+	var errs []error
+	for q, s := range h.stmts.stmts {
+		errs = append(errs, s.Close())
+		delete(h.stmts.stmts, q)
+	}
+	return errors.Join(errs...)
 }
 
 // Store is the store h reads and writes.
@@ -208,7 +222,7 @@ type IncidentRef struct {
 func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
 	var written []metricRow
 	var version recordedVersion
-	versionRead, settle := false, false
+	versionRead, settle, seen := false, false, int64(0)
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
 		written, versionRead, settle = nil, false, false
 		var runID int64
@@ -278,7 +292,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 		if err := insertPoints(ctx, tx, runID, r.Asset, started, points); err != nil {
 			return err
 		}
-		if settle = h.settleDue(len(points)); settle {
+		if settle, seen = h.settleDue(len(points)); settle {
 			if _, err := tx.ExecContext(ctx, store.SettlePointsSQL); err != nil {
 				return fmt.Errorf("settle the pending metric points: %w", err)
 			}
@@ -293,7 +307,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 		return nil
 	})
 	if err == nil {
-		h.settled(len(written), settle)
+		h.settled(len(written), settle, seen)
 	}
 	if err != nil || !versionRead {
 		h.cache.drop(r.Asset)
@@ -310,16 +324,19 @@ const settleEvery = 1024
 
 // settleDue says whether the run writing n points settles the pending ones: every settleEvery
 // points, and at a History's first write, which settles what other processes left pending (a
-// process that exits after a few runs never reaches settleEvery itself).
-func (h *History) settleDue(n int) bool {
-	return !h.settledOnce.Load() || h.unsettled.Load()+int64(n) >= settleEvery
+// process that exits after a few runs never reaches settleEvery itself). seen is the count it
+// judged by.
+func (h *History) settleDue(n int) (due bool, seen int64) {
+	seen = h.unsettled.Load()
+	return !h.settledOnce.Load() || seen+int64(n) >= settleEvery, seen
 }
 
-// settled counts a committed run's n points, or starts the count again after a flush.
-func (h *History) settled(n int, flushed bool) {
+// settled counts a committed run's n points, or, after its flush, takes off the seen points it
+// settled: runs committed meanwhile keep their count.
+func (h *History) settled(n int, flushed bool, seen int64) {
 	if flushed {
 		h.settledOnce.Store(true)
-		h.unsettled.Store(0)
+		h.unsettled.Add(-seen)
 		return
 	}
 	h.unsettled.Add(int64(n))
