@@ -32,16 +32,7 @@ type History struct {
 
 // Close releases the read statements h keeps prepared. A History kept for the process's life
 // needs no Close; one made for a single task should be closed after it.
-func (h *History) Close() error {
-	h.stmts.mu.Lock()
-	defer h.stmts.mu.Unlock()
-	var errs []error
-	for q, s := range h.stmts.stmts {
-		errs = append(errs, s.Close())
-		delete(h.stmts.stmts, q)
-	}
-	return errors.Join(errs...)
-}
+func (h *History) Close() error { return h.stmts.close() }
 
 // Store is the store h reads and writes.
 func (h *History) Store() *store.Store { return h.st }
@@ -89,6 +80,18 @@ func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
 	return s
 }
 
+// close closes the kept statements (a later get prepares again).
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, s := range c.stmts {
+		errs = append(errs, s.Close())
+		delete(c.stmts, q)
+	}
+	return errors.Join(errs...)
+}
+
 // query runs q on the store's pool, prepared when it can be.
 func (h *History) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	if s := h.stmts.get(ctx, q); s != nil {
@@ -133,13 +136,7 @@ func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.T
 // every eligible point.
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
 	h.seriesReads.Add(1)
-	where := `p.asset = ? AND p.metric = ? AND ` + subjectCond + ` AND p.at < ?
-  AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
-      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
-  AND (NOT EXISTS (SELECT 1 FROM incidents a WHERE a.asset = ? AND a.status <> 'false_positive')
-    OR NOT EXISTS (SELECT 1 FROM incidents i
-      WHERE i.asset = p.asset AND i.status <> 'false_positive'
-        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at)))))`
+	where := seriesWhere(subjectCond)
 	args := []any{asset, metric, subject, store.Timestamp(before), asset}
 	if limit > 0 {
 		args = append(args, limit)
@@ -147,14 +144,14 @@ func (h *History) series(ctx context.Context, asset, metric, subjectCond string,
 	// Pending first: a flush between the two statements (any process's) moves points from the
 	// pending half to the settled one, where the second statement finds them again (dropped below
 	// by id), instead of between two reads that would both miss them.
-	pending, err := h.seriesHalf(ctx, store.PointsHalf(false, "id, subject, at, value", where, "at DESC", limit), args)
+	pending, err := h.seriesHalf(ctx, store.PointsHalf(false, seriesCols, where, "at DESC", limit), args)
 	if err != nil {
 		return nil, err
 	}
 	if h.betweenHalves != nil {
 		h.betweenHalves()
 	}
-	settled, err := h.seriesHalf(ctx, store.PointsHalf(true, "id, subject, at, value", where, "at DESC", limit), args)
+	settled, err := h.seriesHalf(ctx, store.PointsHalf(true, seriesCols, where, "at DESC", limit), args)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +173,22 @@ func (h *History) series(ctx context.Context, asset, metric, subjectCond string,
 		out[r.subject] = append(out[r.subject], r.Point)
 	}
 	return out, nil
+}
+
+// seriesCols are the columns a series read selects (seriesHalf scans them).
+const seriesCols = "id, subject, at, value"
+
+// seriesWhere is a series read's condition on its point p (the asset, metric, subject matched by
+// subjectCond, and an instant, then the eligibility rule). Its arguments: the asset, the metric,
+// the subject, the instant and the asset again.
+func seriesWhere(subjectCond string) string {
+	return `p.asset = ? AND p.metric = ? AND ` + subjectCond + ` AND p.at < ?
+  AND (p.status = 'pass' OR EXISTS (SELECT 1 FROM incidents j
+      WHERE j.id = p.incident_id AND j.status IN ('false_positive', 'expected')))
+  AND (NOT EXISTS (SELECT 1 FROM incidents a WHERE a.asset = ? AND a.status <> 'false_positive')
+    OR NOT EXISTS (SELECT 1 FROM incidents i
+      WHERE i.asset = p.asset AND i.status <> 'false_positive'
+        AND (i.id = p.incident_id OR (p.at >= i.opened_at AND (i.resolved_at IS NULL OR p.at <= i.resolved_at)))))`
 }
 
 // seriesRow is one point of a series read, with its row id and subject.

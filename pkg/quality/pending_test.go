@@ -2,6 +2,7 @@ package quality
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,14 +48,17 @@ func TestPendingPointsAreReadAsSettledOnes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out[k.metric+"/"+k.subject+"/"+at.String()+"/"+string(rune('0'+limit%10))] = got
+					out[fmt.Sprintf("%s/%s/%s/%d", k.metric, k.subject, at, limit)] = got
 				}
 			}
 		}
 		return out
 	}
 	before := read()
-	if pts := before["rows_per_hour//"+f.hour(60).String()+"/3"][""]; len(pts) != 3 || !pts[0].At.Equal(recordedAt(f.hour(59))) {
+	if len(before) != len(f.keys)*len(ats)*3 {
+		t.Fatalf("%d reads kept, want %d", len(before), len(f.keys)*len(ats)*3)
+	}
+	if pts := before[fmt.Sprintf("rows_per_hour//%s/3", f.hour(60))][""]; len(pts) != 3 || !pts[0].At.Equal(recordedAt(f.hour(59))) {
 		t.Fatalf("newest three points before hour 60: %v, want the pending hour 59 first", pts)
 	}
 	f.check("before settling", ats...) // the cache now holds the series
@@ -155,37 +159,54 @@ func TestPendingPointsAreSettledInBatches(t *testing.T) {
 	}
 }
 
-// On SQLite each half of a series read goes through its own partial index, newest first: no
-// scan of the table, and no sort of a whole series.
+// On SQLite each half of a series read (the statements History.series sends, and the one-statement
+// union diagnosis reads) goes through its own partial index, newest first: no scan of the table
+// and no sort.
 func TestSeriesReadUsesBothIndexes(t *testing.T) {
 	f := newCacheFixture(t, 4)
 	if f.st.Dialect() != store.SQLite {
 		t.Skip("EXPLAIN QUERY PLAN is SQLite's")
 	}
-	q, args := store.PointsQuery("subject, at, value", "p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?", "at DESC",
-		[]any{f.asset, "rows_per_hour", "", store.Timestamp(f.hour(3))}, 10)
-	rows, err := f.st.DB.Query("EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+	explain := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := f.st.DB.Query("EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		plan = append(plan, detail)
+		defer rows.Close()
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		return strings.Join(plan, " | ")
 	}
-	all := strings.Join(plan, " | ")
-	t.Logf("plan: %s", all)
+	scans := func(plan string) bool {
+		return strings.Contains(plan, "SCAN p ") || strings.HasSuffix(plan, "SCAN p") || strings.Contains(plan, "SCAN metric_points")
+	}
+	args := []any{f.asset, "rows_per_hour", "", store.Timestamp(f.hour(3)), f.asset, 10}
+	for settled, index := range map[bool]string{true: "metric_points_settled", false: "metric_points_pending"} {
+		plan := explain(store.PointsHalf(settled, seriesCols, seriesWhere("p.subject = ?"), "at DESC", 10), args...)
+		if !strings.Contains(plan, "COVERING INDEX "+index) || scans(plan) {
+			t.Fatalf("settled=%v half's plan %q, want a covering read of %s", settled, plan, index)
+		}
+		if strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
+			t.Fatalf("settled=%v half sorts instead of reading its index newest first: %q", settled, plan)
+		}
+	}
+	q, qargs := store.PointsQuery("subject, at, value", "p.asset = ? AND p.metric = ? AND p.subject = ? AND p.at < ?", "at DESC",
+		[]any{f.asset, "rows_per_hour", "", store.Timestamp(f.hour(3))}, 10)
+	all := explain(q, qargs...)
 	for _, want := range []string{"metric_points_settled", "metric_points_pending"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("plan %q does not use %s", all, want)
 		}
 	}
-	if strings.Contains(all, "SCAN p ") || strings.HasSuffix(all, "SCAN p") || strings.Contains(all, "SCAN metric_points") {
+	if scans(all) {
 		t.Fatalf("plan %q scans the table", all)
 	}
 	// The flush finds the pending points through their index, not by scanning every point.

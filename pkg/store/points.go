@@ -9,8 +9,8 @@ import "strconv"
 
 // PointsHalf reads one half: cols (bare names of metric_points) of the rows of p (the table's
 // alias) meeting where, ordered by orderBy (bare column names) and, when limit > 0, cut at a
-// final `LIMIT ?` the caller binds after where's arguments. Read newest first within a series, the settled half stops
-// early in its index.
+// final `LIMIT ?` the caller binds after where's arguments. Read newest first within a series,
+// each half stops early in its index.
 func PointsHalf(settled bool, cols, where, orderBy string, limit int) string {
 	flag := 0
 	if settled {

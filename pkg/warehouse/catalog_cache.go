@@ -116,8 +116,9 @@ func (w *DB) cachedResolve(ctx context.Context, sc scope, table string) (*TableI
 }
 
 // markerReadAhead says whether ti's marker may be read beside a snapshot (catalogEntry.readAhead).
-// The journal mode is read on the handle when the table is described, so a database switched to
-// or from WAL is seen within the cache's TTL; an error answers no.
+// The journal mode is read on the handle when the table is described (again at least once per
+// cache TTL). A pooled connection that last read before the file was switched to WAL may still
+// answer the old mode, which only keeps the marker in the snapshot; an error answers no too.
 func (w *DB) markerReadAhead(ctx context.Context, ti *TableInfo) bool {
 	switch w.Dialect.Engine {
 	case Postgres:

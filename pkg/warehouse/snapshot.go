@@ -97,8 +97,9 @@ func (s *Snapshot) Resolve(ctx context.Context, table string) (*TableInfo, error
 // statement (PostgreSQL's REPEATABLE READ snapshot, SQLite's read transaction), and the other
 // connection reads a state at least as new, so a marker that still matches the cache shows the
 // table was not changed from its description to the moment the snapshot was taken, which is the
-// state every statement of the snapshot reads (the markers only move forward: PostgreSQL's
-// transaction ids, SQLite's schema_version). A change committed after that moment also fails
+// state every statement of the snapshot reads (what a marker says of the table's definition only
+// moves forward: PostgreSQL's transaction ids, SQLite's schema_version; its statistics parts can
+// return to an old value, which changes only row estimates). A change committed after that moment also fails
 // the check, which only costs the caller a second plan. Verify waits for that answer; until it
 // returns nil, nothing measured through the snapshot may be reported. Snowflake, a table not
 // cached, a SQLite database not in WAL mode (with a rollback journal a writer waiting to commit
