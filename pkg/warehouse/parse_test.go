@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,27 @@ func TestParseTimeReadsDriverShapes(t *testing.T) {
 	if _, ok := ParseTime("yesterday"); ok {
 		t.Error("ParseTime accepted prose")
 	}
+}
+
+// The one-attempt layout for zoneless text answers what trying every layout in order answers:
+// the same instant, or a refusal the list then makes too.
+func FuzzParseTimeAgreesWithTheLayoutList(f *testing.F) {
+	for _, s := range []string{"2025-12-01", "2025-12-01 05", "2025-12-01T05", "2025-12-01 05:04", "2025-12-01T05:04",
+		"2025-12-01 05:04:03", "2025-12-01T05:04:03.5", "2025-12-01 05:04:03.123456789", "2025-12-01 05:04:03.1-07:00",
+		"2025-12-01 05:04:03.25Z", "2025-12-01T05:04:03+02:00", "2025-13-01 05", "2025-12-01 5", "2025-12-01x05"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.TrimSpace(s)
+		want, wantOK := parseTimeLayouts(s)
+		got, ok := ParseTime(s)
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) >= 9 {
+			return // epoch seconds, read before any layout
+		}
+		if ok != wantOK || !got.Equal(want) {
+			t.Fatalf("ParseTime(%q) = %v, %v; the layout list says %v, %v", s, got, ok, want, wantOK)
+		}
+	})
 }
 
 // Date columns bind the local calendar date of a bound in the window's zone (an exclusive end
