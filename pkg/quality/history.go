@@ -504,32 +504,65 @@ FROM check_runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for i := range out {
-		mq := `SELECT metric, subject, value, status, baseline, expected_low, expected_high, incident_id FROM metric_points WHERE run_id = ?`
-		margs := []any{out[i].ID}
-		if q.Metric != "" {
-			mq += " AND metric = ?"
-			margs = append(margs, q.Metric)
-		}
-		if q.Subject != "" {
-			mq += " AND subject = ?"
-			margs = append(margs, q.Subject)
-		}
-		mrows, err := h.st.DB.QueryContext(ctx, mq+" ORDER BY id", margs...)
-		if err != nil {
-			return nil, err
-		}
-		for mrows.Next() {
-			var m MetricRecord
-			if err := mrows.Scan(&m.Metric, &m.Subject, &m.Value, &m.Status, &m.Baseline, &m.ExpectedLow, &m.ExpectedHigh, &m.IncidentID); err != nil {
-				mrows.Close()
-				return nil, err
-			}
-			out[i].Metrics = append(out[i].Metrics, m)
-		}
-		mrows.Close()
+	if err := h.runMetrics(ctx, out, q); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// runMetrics fills each run's Metrics (filtered by q's Metric and Subject) in one statement,
+// served by the points' run index (migration 0017), in the order they were recorded.
+func (h *History) runMetrics(ctx context.Context, runs []RunRecord, q HistoryQuery) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	byID := make(map[int64]*RunRecord, len(runs))
+	ids := make([]int64, len(runs))
+	for i := range runs {
+		byID[runs[i].ID] = &runs[i]
+		ids[i] = runs[i].ID
+	}
+	mq, args := runMetricsQuery(ids, q)
+	rows, err := h.st.DB.QueryContext(ctx, mq, args...)
+	if err != nil {
+		return fmt.Errorf("read the metrics of %d check runs: %w", len(runs), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var runID int64
+		var m MetricRecord
+		if err := rows.Scan(&runID, &m.Metric, &m.Subject, &m.Value, &m.Status, &m.Baseline, &m.ExpectedLow, &m.ExpectedHigh, &m.IncidentID); err != nil {
+			return fmt.Errorf("read the metrics of %d check runs: %w", len(runs), err)
+		}
+		if r := byID[runID]; r != nil {
+			r.Metrics = append(r.Metrics, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the metrics of %d check runs: %w", len(runs), err)
+	}
+	return nil
+}
+
+// runMetricsQuery selects the points of the runs ids (filtered by q's Metric and Subject), by run
+// and in the order they were recorded.
+func runMetricsQuery(ids []int64, q HistoryQuery) (string, []any) {
+	marks := make([]string, len(ids))
+	args := make([]any, 0, len(ids)+2)
+	for i, id := range ids {
+		marks[i] = "?"
+		args = append(args, id)
+	}
+	mq := `SELECT run_id, metric, subject, value, status, baseline, expected_low, expected_high, incident_id FROM metric_points WHERE run_id IN (` + strings.Join(marks, ", ") + `)`
+	if q.Metric != "" {
+		mq += " AND metric = ?"
+		args = append(args, q.Metric)
+	}
+	if q.Subject != "" {
+		mq += " AND subject = ?"
+		args = append(args, q.Subject)
+	}
+	return mq + " ORDER BY run_id, id", args
 }
 
 // LastRun is when the named monitor last ran (zero when never).

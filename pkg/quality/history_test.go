@@ -4,6 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +123,140 @@ func BenchmarkBaselineReads(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHistoryRuns times get_check_history's read (History.Runs: the newest runs, each with
+// its metric points) over a history of DW_BENCH_RUNS runs (default 20,000) of six points each,
+// spread over 20 assets, as a year of hourly monitors on a few tables leaves
+// (DW_TEST_STORE=postgres for the PostgreSQL store).
+func BenchmarkHistoryRuns(b *testing.B) {
+	ctx := context.Background()
+	runs := 20000
+	if s := os.Getenv("DW_BENCH_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 {
+			b.Fatalf("DW_BENCH_RUNS=%q: want an integer ≥ 100", s)
+		}
+		runs = n
+	}
+	st := storetest.Open(b)
+	h := NewHistory(st)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	metrics := []metricRow{{metric: "rows_per_hour"}, {metric: "freshness_lag_seconds", subject: "at"},
+		{metric: "null_rate", subject: "a"}, {metric: "null_rate", subject: "b"}, {metric: "null_rate", subject: "c"}, {metric: "duplicate_keys", subject: "id"}}
+	asset := func(i int) string { return fmt.Sprintf("warehouse:sqlite/main.table_%02d", i%20) }
+	for start := 0; start < runs; start += 1000 {
+		err := st.Write(ctx, func(tx *sql.Tx) error {
+			for i := start; i < min(start+1000, runs); i++ {
+				at := t0.Add(time.Duration(i) * 3 * time.Minute)
+				var runID int64
+				if err := tx.QueryRowContext(ctx, `INSERT INTO check_runs (asset, started_at, finished_at, status) VALUES (?, ?, ?, 'pass') RETURNING id`,
+					asset(i), store.Timestamp(at), store.Timestamp(at)).Scan(&runID); err != nil {
+					return err
+				}
+				points := slices.Clone(metrics)
+				for j := range points {
+					points[j].value, points[j].status = float64(i+j), Pass
+				}
+				if err := insertPoints(ctx, tx, runID, asset(i), at, points); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := st.DB.ExecContext(ctx, store.SettlePointsSQL); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		q    HistoryQuery
+	}{
+		{"newest_50", HistoryQuery{Limit: 50}},
+		{"one_asset_null_rate_50", HistoryQuery{Asset: "table_07", Metric: "null_rate", Limit: 50}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := h.Runs(ctx, c.q)
+				if err != nil || len(out) != 50 || len(out[0].Metrics) == 0 {
+					b.Fatalf("%d runs, %v", len(out), err)
+				}
+			}
+		})
+	}
+}
+
+// TestRunsReadEachRunsPointsThroughTheRunIndex checks get_check_history's read: every listed run
+// carries exactly its own points, in the order recorded, from both halves (settled and pending),
+// filtered by metric and subject; and on SQLite the one statement that reads them seeks the run
+// index instead of scanning every point.
+func TestRunsReadEachRunsPointsThroughTheRunIndex(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	h := NewHistory(st)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	assets := []string{"warehouse:sqlite/main.orders", "warehouse:sqlite/main.refunds"}
+	want := map[time.Time][]string{}
+	for i := range 6 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		var points []metricRow
+		for j := range i%3 + 1 {
+			points = append(points, metricRow{metric: []string{"null_rate", "rows_per_hour"}[j%2], subject: fmt.Sprintf("c%d", j), value: float64(10*i + j), status: Pass})
+			want[at] = append(want[at], fmt.Sprintf("%s/c%d=%d", points[j].metric, j, 10*i+j))
+		}
+		writeRun(t, st, assets[i%2], at, points)
+		if i == 3 { // the first four runs settled, the last two pending
+			if _, err := st.DB.ExecContext(ctx, store.SettlePointsSQL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := func(q HistoryQuery) map[time.Time][]string {
+		t.Helper()
+		runs, err := h.Runs(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[time.Time][]string{}
+		for _, r := range runs {
+			out[r.StartedAt] = []string{}
+			for _, m := range r.Metrics {
+				out[r.StartedAt] = append(out[r.StartedAt], fmt.Sprintf("%s/%s=%g", m.Metric, m.Subject, m.Value))
+			}
+		}
+		return out
+	}
+	if all := got(HistoryQuery{Limit: 10}); fmt.Sprint(all) != fmt.Sprint(want) {
+		t.Fatalf("runs' points\n got %v\nwant %v", all, want)
+	}
+	// Filtered: only runs holding a matching point are listed, each with its matching points.
+	filtered := got(HistoryQuery{Asset: "refunds", Metric: "rows_per_hour", Subject: "c1", Limit: 10})
+	wantFiltered := map[time.Time][]string{t0.Add(time.Hour): {"rows_per_hour/c1=11"}, t0.Add(5 * time.Hour): {"rows_per_hour/c1=51"}}
+	if fmt.Sprint(filtered) != fmt.Sprint(wantFiltered) {
+		t.Fatalf("filtered runs\n got %v\nwant %v", filtered, wantFiltered)
+	}
+	if st.Dialect() != store.SQLite {
+		return
+	}
+	q, args := runMetricsQuery([]int64{1, 2, 3}, HistoryQuery{Metric: "null_rate"})
+	rows, err := st.DB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if p := strings.Join(plan, " | "); !strings.Contains(p, "INDEX metric_points_by_run (run_id=?)") || strings.Contains(p, "SCAN metric_points") {
+		t.Fatalf("the runs' points are read with %q, want a search of metric_points_by_run", p)
+	}
 }

@@ -5,7 +5,8 @@ import "strconv"
 // metric_points has two halves (migration 0016): the settled points, indexed by series, and the
 // pending ones a flush has not settled yet, indexed by time. Each half must name its settled
 // value as a constant for the engine to use its partial index, so every read by asset and series
-// goes through PointsHalf or PointsQuery (a read by run_id, which no index serves, need not).
+// goes through PointsHalf or PointsQuery (a read by run_id, served by the run index of migration
+// 0017 whatever the half, need not).
 
 // PointsHalf reads one half: cols (bare names of metric_points) of the rows of p (the table's
 // alias) meeting where, ordered by orderBy (bare column names) and, when limit > 0, cut at a
