@@ -221,7 +221,16 @@ func (s *Service) List(ctx context.Context, status string, incidentID int64) ([]
 	if err := s.refresh(ctx); err != nil {
 		return nil, err
 	}
-	return s.query(ctx, `WHERE (? = '' OR status = ?) AND (? = 0 OR incident_id = ?) ORDER BY id DESC`, status, status, incidentID, incidentID)
+	// Only the filters given become conditions: SQLite cannot use an index for `(? = '' OR
+	// status = ?)`, and every list read (and decoded) every request ever made.
+	where, args := []string{"1 = 1"}, []any{}
+	if status != "" {
+		where, args = append(where, "status = ?"), append(args, status)
+	}
+	if incidentID != 0 {
+		where, args = append(where, "incident_id = ?"), append(args, incidentID)
+	}
+	return s.query(ctx, "WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC", args...)
 }
 
 // refresh escalates or expires every pending request whose time is up. It runs on every read, so the

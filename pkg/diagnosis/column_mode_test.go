@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/quality"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 // A field removed upstream that reads as zeros (proto3) fails the column check on zero rate and
@@ -33,7 +34,24 @@ func TestFailingMetricFilterSelectsTheColumnMetrics(t *testing.T) {
 	if !strings.HasPrefix(cond, "metric IN (") || len(args) != len(quality.AllColumnMetrics()) || strings.Count(cond, "?") != len(args) {
 		t.Errorf("%s %v", cond, args)
 	}
-	if cond, args := failingMetricFilter(ModeNullRate, "null_rate"); cond != "(? = '' OR metric = ?)" || len(args) != 2 {
+	if cond, args := failingMetricFilter(ModeNullRate, "null_rate"); cond != "metric = ?" || len(args) != 1 || args[0] != "null_rate" {
 		t.Errorf("%s %v", cond, args)
+	}
+	if cond, args := failingMetricFilter("dbt_test", ""); cond != "1 = 1" || len(args) != 0 {
+		t.Errorf("a mode without a metric: %s %v", cond, args)
+	}
+}
+
+// The newest failing point is found through the failing points' index, never by reading every
+// point of the asset (the series index leads with the metric, which a mode may leave open, and an
+// OR with a bound value kept SQLite from seeking it). On SQLite, by EXPLAIN QUERY PLAN.
+func TestTheNewestFailingPointIsReadFromTheFailingIndex(t *testing.T) {
+	st := storetest.Open(t)
+	for mode, want := range map[string]string{ModeNullRate: "null_rate", ModeColumn: "", "dbt_test": ""} {
+		q, args := newestFailingPointQuery("warehouse:sqlite/main.orders", mode, want)
+		p := storetest.ExplainSQLite(t, st, q, args...)
+		if strings.Count(p, "INDEX metric_points_failing (asset=?)") != 2 || strings.Contains(p+" |", "SCAN p |") || strings.Contains(p, "SCAN metric_points") {
+			t.Errorf("%s: the newest failing point is read with %q, want both halves from metric_points_failing", mode, p)
+		}
 	}
 }

@@ -351,16 +351,23 @@ func onPath(lin graph.Lineage) path {
 	return p
 }
 
+// newestFailingPointQuery selects asset's newest failing point of the mode's metrics (want, or
+// any when the mode has none): metric, subject, at and id. The failing points' own index
+// (migration 0018) serves it, newest first, whatever the metric.
+func newestFailingPointQuery(asset, mode, want string) (string, []any) {
+	cond, args := failingMetricFilter(mode, want)
+	return store.PointsQuery("metric, subject, at, id", `p.asset = ? AND p.status = 'fail' AND `+cond,
+		"at DESC, id DESC", append([]any{asset}, args...), 1)
+}
+
 // onset finds the failing metric and the first failing point of its current streak.
 func onset(ctx context.Context, st *store.Store, inc incidents.Incident, ev *Evidence) error {
 	var metric, subject, at string
 	// The metric pkg/quality records for each failure mode; any failing metric when the mode has none.
 	want := map[string]string{ModeNullRate: "null_rate", ModeVolume: "rows_per_hour", ModeFreshness: "freshness_lag_seconds",
 		ModeUniqueness: "duplicate_rows", ModeCustom: "violating_rows"}[inc.FailureMode]
-	cond, args := failingMetricFilter(inc.FailureMode, want)
 	var id int64
-	q, qargs := store.PointsQuery("metric, subject, at, id", `p.asset = ? AND p.status = 'fail' AND `+cond,
-		"at DESC, id DESC", append([]any{inc.Asset}, args...), 1)
+	q, qargs := newestFailingPointQuery(inc.Asset, inc.FailureMode, want)
 	err := st.DB.QueryRowContext(ctx, q, qargs...).Scan(&metric, &subject, &at, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		ev.Onset, ev.OnsetSource = inc.OpenedAt, "no failing point in the check history: the incident's opening time"

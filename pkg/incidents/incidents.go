@@ -409,6 +409,13 @@ type Query struct {
 
 // History returns incidents matching q, newest first.
 func (s *Store) History(ctx context.Context, q Query) ([]Incident, error) {
+	clause, args := historySelection(q)
+	return s.query(ctx, clause, args...)
+}
+
+// historySelection is History's WHERE, order and limit: newest first, which the index on
+// opened_at serves when no asset is named (migration 0018) and the asset index when one is.
+func historySelection(q Query) (string, []any) {
 	var where []string
 	var args []any
 	if len(q.Assets) > 0 {
@@ -447,7 +454,7 @@ func (s *Store) History(ctx context.Context, q Query) ([]Incident, error) {
 	if len(where) > 0 {
 		clause = "WHERE " + strings.Join(where, " AND ")
 	}
-	return s.query(ctx, clause+fmt.Sprintf(" ORDER BY opened_at DESC, id DESC LIMIT %d", limit), args...)
+	return clause + fmt.Sprintf(" ORDER BY opened_at DESC, id DESC LIMIT %d", limit), args
 }
 
 func (s *Store) query(ctx context.Context, where string, args ...any) ([]Incident, error) {

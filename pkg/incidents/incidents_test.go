@@ -211,3 +211,24 @@ func TestAnExplicitOpeningSeverityIsNeverLoweredByTheRule(t *testing.T) {
 		t.Error("unknown incident accepted")
 	}
 }
+
+// History lists the newest incidents from an index whatever the filters, never by sorting every
+// incident: the start-time index (migration 0018) for every asset, the asset index for named ones.
+// On SQLite, by EXPLAIN QUERY PLAN.
+func TestHistoryIsReadNewestFirstFromAnIndex(t *testing.T) {
+	st := storetest.Open(t)
+	for name, c := range map[string]struct {
+		q     Query
+		index string
+	}{
+		"every incident": {Query{}, "incidents_by_opened"},
+		"open ones":      {Query{Status: "open", Limit: 20}, "incidents_by_opened"},
+		"since":          {Query{Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, "incidents_by_opened"},
+		"one asset":      {Query{Assets: []string{usage}}, "incidents_by_asset"},
+	} {
+		clause, args := historySelection(c.q)
+		if p := storetest.ExplainSQLite(t, st, "SELECT id FROM incidents "+clause, args...); !strings.Contains(p, "INDEX "+c.index) || strings.Contains(p, "TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("%s: incidents are listed with %q, want %s newest first with no sort", name, p, c.index)
+		}
+	}
+}

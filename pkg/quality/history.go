@@ -454,35 +454,18 @@ func (h *History) Runs(ctx context.Context, q HistoryQuery) ([]RunRecord, error)
 	if q.Limit <= 0 || q.Limit > 500 {
 		q.Limit = 50
 	}
-	where := []string{"1 = 1"}
-	var args []any
+	var assets []string
 	if q.Asset != "" {
-		where = append(where, "(asset = ? OR asset LIKE ? ESCAPE '\\' OR asset LIKE ? ESCAPE '\\')")
-		args = append(args, q.Asset, "%/"+likeEscape(q.Asset), "%."+likeEscape(q.Asset))
-	}
-	if q.Monitor != "" {
-		where = append(where, "monitor = ?")
-		args = append(args, q.Monitor)
-	}
-	if !q.Since.IsZero() {
-		where = append(where, "started_at >= ?")
-		args = append(args, store.Timestamp(q.Since))
-	}
-	if q.Metric != "" || q.Subject != "" {
-		sub := "EXISTS (SELECT 1 FROM metric_points p WHERE p.run_id = check_runs.id"
-		if q.Metric != "" {
-			sub += " AND p.metric = ?"
-			args = append(args, q.Metric)
+		var err error
+		if assets, err = h.matchingAssets(ctx, q.Asset); err != nil {
+			return nil, err
 		}
-		if q.Subject != "" {
-			sub += " AND p.subject = ?"
-			args = append(args, q.Subject)
+		if len(assets) == 0 {
+			return nil, nil
 		}
-		where = append(where, sub+")")
 	}
-	args = append(args, q.Limit)
-	rows, err := h.st.DB.QueryContext(ctx, `SELECT id, asset, monitor, started_at, window_label, window_start, window_end, status, error, summary
-FROM check_runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC, id DESC LIMIT ?`, args...)
+	rq, args := runsQuery(q, assets)
+	rows, err := h.st.DB.QueryContext(ctx, rq, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read check history: %w", err)
 	}
@@ -506,6 +489,78 @@ FROM check_runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC,
 	}
 	if err := h.runMetrics(ctx, out, q); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// runsQuery selects the newest q.Limit runs matching q, of the assets given (any asset when none
+// is): each filter is a condition only when set, so the runs are read newest first from the index
+// that leads with it (the asset's, the monitor's, or the start time's) and the read stops at the limit.
+func runsQuery(q HistoryQuery, assets []string) (string, []any) {
+	where := []string{"1 = 1"}
+	var args []any
+	if len(assets) > 0 {
+		where = append(where, "asset IN ("+strings.Repeat("?, ", len(assets)-1)+"?)")
+		for _, a := range assets {
+			args = append(args, a)
+		}
+	}
+	if q.Monitor != "" {
+		where = append(where, "monitor = ?")
+		args = append(args, q.Monitor)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, store.Timestamp(q.Since))
+	}
+	if q.Metric != "" || q.Subject != "" {
+		sub := "EXISTS (SELECT 1 FROM metric_points p WHERE p.run_id = check_runs.id"
+		if q.Metric != "" {
+			sub += " AND p.metric = ?"
+			args = append(args, q.Metric)
+		}
+		if q.Subject != "" {
+			sub += " AND p.subject = ?"
+			args = append(args, q.Subject)
+		}
+		where = append(where, sub+")")
+	}
+	args = append(args, q.Limit)
+	return `SELECT id, asset, monitor, started_at, window_label, window_start, window_end, status, error, summary
+FROM check_runs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY started_at DESC, id DESC LIMIT ?`, args
+}
+
+// matchingAssets lists the assets with runs that filter names: the asset itself, or any asset
+// whose URN ends in "/"+filter or "."+filter ("usage_hourly", "main.usage_hourly"). A URN (it has
+// a scheme) names itself and is not looked up. Otherwise the distinct assets are read from the
+// asset index, one seek each, so that the runs themselves are read newest first from the same
+// index instead of a suffix match over every run followed by a sort of them all.
+func (h *History) matchingAssets(ctx context.Context, filter string) ([]string, error) {
+	if strings.Contains(filter, ":") {
+		return []string{filter}, nil
+	}
+	// The distinct assets by skipping from one to the next in the asset index: a seek per asset,
+	// not a read of every run's entry.
+	rows, err := h.st.DB.QueryContext(ctx, `WITH RECURSIVE assets(asset) AS (
+  SELECT min(asset) FROM check_runs
+  UNION ALL
+  SELECT (SELECT min(c.asset) FROM check_runs c WHERE c.asset > assets.asset) FROM assets WHERE assets.asset IS NOT NULL)
+SELECT asset FROM assets WHERE asset IS NOT NULL AND (asset = ? OR asset LIKE ? ESCAPE '\' OR asset LIKE ? ESCAPE '\')`,
+		filter, "%/"+likeEscape(filter), "%."+likeEscape(filter))
+	if err != nil {
+		return nil, fmt.Errorf("read check history: find the assets named %q: %w", filter, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, fmt.Errorf("read check history: find the assets named %q: %w", filter, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read check history: find the assets named %q: %w", filter, err)
 	}
 	return out, nil
 }

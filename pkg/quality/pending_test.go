@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dataworkers/dw/pkg/store"
+	"github.com/dataworkers/dw/pkg/store/storetest"
 )
 
 func countPending(t *testing.T, st *store.Store) int {
@@ -167,24 +168,7 @@ func TestSeriesReadUsesBothIndexes(t *testing.T) {
 	if f.st.Dialect() != store.SQLite {
 		t.Skip("EXPLAIN QUERY PLAN is SQLite's")
 	}
-	explain := func(q string, args ...any) string {
-		t.Helper()
-		rows, err := f.st.DB.Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		return strings.Join(plan, " | ")
-	}
+	explain := func(q string, args ...any) string { return storetest.ExplainSQLite(t, f.st, q, args...) }
 	scans := func(plan string) bool {
 		return strings.Contains(plan, "SCAN p ") || strings.HasSuffix(plan, "SCAN p") || strings.Contains(plan, "SCAN metric_points")
 	}

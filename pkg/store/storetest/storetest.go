@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dataworkers/dw/pkg/internal/pgtest"
@@ -67,4 +68,31 @@ func Engines(t *testing.T, fn func(t *testing.T, d store.Dialect)) {
 	for _, d := range []store.Dialect{store.SQLite, store.PostgreSQL} {
 		t.Run(d.String(), func(t *testing.T) { fn(t, d) })
 	}
+}
+
+// ExplainSQLite is SQLite's plan of q on st (EXPLAIN QUERY PLAN), its steps joined by " | ", for
+// tests that hold a read to the index it must use. It skips the test on another engine.
+func ExplainSQLite(t testing.TB, st *store.Store, q string, args ...any) string {
+	t.Helper()
+	if st.Dialect() != store.SQLite {
+		t.Skip("EXPLAIN QUERY PLAN is SQLite's")
+	}
+	rows, err := st.DB.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, " | ")
 }
