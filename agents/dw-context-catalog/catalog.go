@@ -380,24 +380,33 @@ func dropView(ctx context.Context, g *graph.Graph, u graph.URN, changeType strin
 // reads from the asset it was reached from, when the value arrives as arrives says (NULL when
 // arrives is the zero View).
 func sqlReads(ctx context.Context, g *graph.Graph, br graph.BlastRadius, arrives impact.View) ([]assetReads, error) {
-	var out []assetReads
-	for i, im := range br.FieldLevel {
-		if i >= maxReadAssets {
-			break
+	impacts := br.FieldLevel[:min(len(br.FieldLevel), maxReadAssets)]
+	// Every reader and the asset it reads from, in one read of the graph.
+	var urns []graph.URN
+	for _, im := range impacts {
+		if im.Via.Path != "" {
+			urns = append(urns, im.URN, im.Via.Asset)
 		}
+	}
+	assets, err := g.GetMany(ctx, urns)
+	if err != nil {
+		return nil, err
+	}
+	var out []assetReads
+	for _, im := range impacts {
 		if im.Via.Path == "" {
 			continue
 		}
-		a, err := g.Get(ctx, im.URN)
-		if err != nil {
-			return nil, err
+		a, ok := assets[im.URN]
+		if !ok {
+			return nil, &graph.NotFoundError{Name: string(im.URN)}
 		}
 		if a.Attrs[impact.SQLAttr] == "" {
 			continue
 		}
-		via, err := g.Get(ctx, im.Via.Asset)
-		if err != nil {
-			return nil, err
+		via, ok := assets[im.Via.Asset]
+		if !ok {
+			return nil, &graph.NotFoundError{Name: string(im.Via.Asset)}
 		}
 		rs := impact.NullReads(a, via.Name, im.Via.Path)
 		if arrives.Symptom != "" {

@@ -285,3 +285,40 @@ func BenchmarkTraversal(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGetAssets reads 200 assets with their claims and fields, as blast_radius_analysis
+// reads the readers of an impact and check_schema_change the assets its walk reached: one Get per
+// asset beside one GetMany (DW_TEST_STORE=postgres for the PostgreSQL store, where each statement
+// is a round trip).
+func BenchmarkGetAssets(b *testing.B) {
+	ctx := context.Background()
+	g := newGraph(b, time.Now())
+	var batch Batch
+	batch.Source = "dbt"
+	var urns []URN
+	for i := range 2000 {
+		u := URN(fmt.Sprintf("dbt:model.shop.m%04d", i))
+		batch.Assets = append(batch.Assets, Asset{URN: u, Kind: KindDBTModel, Owners: []string{"data@shop"},
+			Fields: []Field{{Path: "id", Type: "bigint"}, {Path: "amount_cents", Type: "bigint"}, {Path: "currency", Type: "text"}}})
+		if i%10 == 0 {
+			urns = append(urns, u)
+		}
+	}
+	mustImport(b, g, batch)
+	b.Run("get_each_200", func(b *testing.B) {
+		for b.Loop() {
+			for _, u := range urns {
+				if _, err := g.Get(ctx, u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("get_many_200", func(b *testing.B) {
+		for b.Loop() {
+			if m, err := g.GetMany(ctx, urns); err != nil || len(m) != len(urns) {
+				b.Fatalf("%d assets, %v", len(m), err)
+			}
+		}
+	})
+}

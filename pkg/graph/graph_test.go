@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -386,5 +387,41 @@ func TestAssetsClaimedBy(t *testing.T) {
 	got, err := g.AssetsClaimedBy(ctx, "s")
 	if err != nil || !slices.Equal(got, []URN{"job:a", "job:b"}) {
 		t.Errorf("got %v %v", got, err)
+	}
+}
+
+// GetMany answers as Get does for each asset it holds (merged claims, fields, staleness), leaves
+// out what it does not hold, and takes each URN once however often it is named.
+func TestGetManyAnswersAsGetDoesForEachAsset(t *testing.T) {
+	ctx := context.Background()
+	g := newGraph(t, time.Now())
+	mustImport(t, g, Batch{Source: "s1", Assets: []Asset{
+		{URN: "bi:sigma/w", Kind: KindBIWorkbook, Name: "W", Owners: []string{"a"}, Tags: []string{"money"}},
+		{URN: "kafka:topic/orders", Kind: KindKafkaTopic, Fields: []Field{{Path: "id", Type: "string"}, {Path: "amount_cents", Type: "long"}}},
+	}})
+	mustImport(t, g, Batch{Source: "s2", Assets: []Asset{{URN: "bi:sigma/w", Owners: []string{"b"}, Domain: "billing"}, {URN: "dbt:model.p.gone", Kind: KindDBTModel}}})
+	mustImport(t, g, Batch{Source: "s2", Assets: []Asset{{URN: "bi:sigma/w", Owners: []string{"b"}, Domain: "billing"}}}) // the model left s2: stale
+	urns := []URN{"bi:sigma/w", "kafka:topic/orders", "dbt:model.p.gone", "kafka:topic/never", "bi:sigma/w"}
+	got, err := g.GetMany(ctx, urns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("GetMany held %d assets, want 3: %+v", len(got), got)
+	}
+	for _, u := range urns[:3] {
+		want, err := g.Get(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[u], want) {
+			t.Errorf("%s\nGetMany %+v\n    Get %+v", u, got[u], want)
+		}
+	}
+	if _, ok := got["kafka:topic/never"]; ok {
+		t.Error("an asset the graph does not hold was returned")
+	}
+	if empty, err := g.GetMany(ctx, nil); err != nil || len(empty) != 0 {
+		t.Errorf("no URNs: %v %v", empty, err)
 	}
 }

@@ -68,6 +68,54 @@ func (g *Graph) Get(ctx context.Context, urn URN) (Asset, error) {
 	return *m[id], nil
 }
 
+// GetMany returns the merged views (fields and claims) of the assets among urns that the graph
+// holds, by URN; one it does not hold is absent. It reads them in a fixed number of statements
+// whatever their count: a caller that looks at every asset a walk reached pays one round trip
+// per statement, not four per asset.
+func (g *Graph) GetMany(ctx context.Context, urns []URN) (map[URN]Asset, error) {
+	out := make(map[URN]Asset, len(urns))
+	if len(urns) == 0 {
+		return out, nil
+	}
+	names := make([]string, 0, len(urns))
+	seen := make(map[URN]bool, len(urns))
+	for _, u := range urns {
+		if !seen[u] {
+			seen[u] = true
+			names = append(names, string(u))
+		}
+	}
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, fmt.Errorf("graph: get %d assets: %w", len(names), err)
+	}
+	rows, err := g.st.DB.QueryContext(ctx, `SELECT id FROM graph_assets WHERE urn IN (SELECT j.value FROM `+g.st.Dialect().JSONValues("?", "j", "TEXT")+`)`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("graph: get %d assets: %w", len(names), err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("graph: get %d assets: %w", len(names), err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("graph: get %d assets: %w", len(names), err)
+	}
+	m, err := g.loadAssets(ctx, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range m {
+		out[a.URN] = *a
+	}
+	return out, nil
+}
+
 // Resolve turns what a person or model typed into one URN: a URN as is, else an exact
 // (case-insensitive) match on an asset's name or on the last segment of its URN. Several matches are
 // an *AmbiguousError listing them; none is a *NotFoundError with near matches. It never picks one

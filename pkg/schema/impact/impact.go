@@ -335,7 +335,11 @@ func (a *Assessor) readersOf(ctx context.Context, req Request, subj graph.URN, f
 		}
 	}
 	refKey := func(f graph.FieldRef) string { return string(f.Asset) + "#" + strings.ToLower(f.Path) }
-	assets := map[graph.URN]graph.Asset{}
+	// Every asset the walk reached, in one read of the graph; get reads one it missed.
+	assets, err := a.g.GetMany(ctx, reachedAssets(lin))
+	if err != nil {
+		return nil, false, err
+	}
 	get := func(u graph.URN) (graph.Asset, error) {
 		if x, ok := assets[u]; ok {
 			return x, nil
@@ -651,4 +655,13 @@ func typeOf(f *schema.Field) string {
 		return "?"
 	}
 	return f.Type
+}
+
+// reachedAssets lists the assets of a walk's nodes and of the nodes they were reached from.
+func reachedAssets(lin graph.Lineage) []graph.URN {
+	urns := make([]graph.URN, 0, 2*len(lin.Nodes))
+	for _, n := range lin.Nodes {
+		urns = append(urns, n.Node.Asset, n.Via.Asset)
+	}
+	return urns
 }

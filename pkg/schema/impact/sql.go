@@ -430,7 +430,11 @@ func (a *Assessor) valueReaders(ctx context.Context, req Request, subj graph.URN
 	if err != nil {
 		return nil, false, err
 	}
-	assets := map[graph.URN]graph.Asset{}
+	// Every asset the walk reached, in one read of the graph; get reads one it missed.
+	assets, err := a.g.GetMany(ctx, reachedAssets(lin))
+	if err != nil {
+		return nil, false, err
+	}
 	get := func(u graph.URN) graph.Asset {
 		if x, ok := assets[u]; ok {
 			return x
