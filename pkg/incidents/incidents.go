@@ -414,7 +414,8 @@ func (s *Store) History(ctx context.Context, q Query) ([]Incident, error) {
 }
 
 // historySelection is History's WHERE, order and limit: newest first, which the index on
-// opened_at serves when no asset is named (migration 0018) and the asset index when one is.
+// opened_at serves when no asset is named (migration 0018) and the asset index when one is
+// (several assets' incidents are merged by a sort of theirs).
 func historySelection(q Query) (string, []any) {
 	var where []string
 	var args []any

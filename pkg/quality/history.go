@@ -531,13 +531,22 @@ FROM check_runs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY started_at D
 }
 
 // matchingAssets lists the assets with runs that filter names: the asset itself, or any asset
-// whose URN ends in "/"+filter or "."+filter ("usage_hourly", "main.usage_hourly"). A URN (it has
-// a scheme) names itself and is not looked up. Otherwise the distinct assets are read from the
-// asset index, one seek each, so that the runs themselves are read newest first from the same
-// index instead of a suffix match over every run followed by a sort of them all.
+// whose URN ends in "/"+filter or "."+filter ("usage_hourly", "main.usage_hourly"). An asset with
+// runs under exactly that name (a URN, as the lifecycle passes) is the answer at one seek.
+// Otherwise the distinct assets are read from the asset index, one seek each, so that the runs
+// themselves are read from the same index (newest first for one asset; several are merged by a
+// sort of their runs) instead of a suffix match over every run followed by a sort of them all.
 func (h *History) matchingAssets(ctx context.Context, filter string) ([]string, error) {
 	if strings.Contains(filter, ":") {
-		return []string{filter}, nil
+		var one int
+		err := h.st.DB.QueryRowContext(ctx, `SELECT 1 FROM check_runs WHERE asset = ? LIMIT 1`, filter).Scan(&one)
+		if err == nil {
+			return []string{filter}, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read check history: find the assets named %q: %w", filter, err)
+		}
+		// Not a URN with runs: a table name may hold ':' too (a quoted identifier).
 	}
 	// The distinct assets by skipping from one to the next in the asset index: a seek per asset,
 	// not a read of every run's entry.

@@ -127,7 +127,7 @@ func BenchmarkBaselineReads(b *testing.B) {
 
 // BenchmarkHistoryRuns times get_check_history's read (History.Runs: the newest runs, each with
 // its metric points) over a history of DW_BENCH_RUNS runs (default 20,000) of six points each,
-// spread over 20 assets, as a year of hourly monitors on a few tables leaves
+// spread over 20 assets, as about six weeks of hourly monitors on 20 tables leave
 // (DW_TEST_STORE=postgres for the PostgreSQL store).
 func BenchmarkHistoryRuns(b *testing.B) {
 	ctx := context.Background()
@@ -244,6 +244,17 @@ func TestRunsReadEachRunsPointsThroughTheRunIndex(t *testing.T) {
 	wantFiltered := map[time.Time][]string{t0.Add(time.Hour): {"rows_per_hour/c1=11"}, t0.Add(5 * time.Hour): {"rows_per_hour/c1=51"}}
 	if fmt.Sprint(filtered) != fmt.Sprint(wantFiltered) {
 		t.Fatalf("filtered runs\n got %v\nwant %v", filtered, wantFiltered)
+	}
+	// A table name may hold ':' (a quoted identifier): the name and the URN both find its runs.
+	quoted := "warehouse:postgres/shop.public.a:b"
+	writeRun(t, st, quoted, t0.Add(9*time.Hour), []metricRow{{metric: "rows_per_hour", value: 90, status: Pass}})
+	for _, name := range []string{quoted, "a:b", "public.a:b"} {
+		if runs := got(HistoryQuery{Asset: name, Limit: 10}); len(runs) != 1 || fmt.Sprint(runs[t0.Add(9*time.Hour)]) != "[rows_per_hour/=90]" {
+			t.Errorf("runs of %q: %v", name, runs)
+		}
+	}
+	if runs := got(HistoryQuery{Asset: "warehouse:postgres/shop.public.nothing", Limit: 10}); len(runs) != 0 {
+		t.Errorf("a URN without runs found %v", runs)
 	}
 	if st.Dialect() != store.SQLite {
 		return

@@ -16,7 +16,8 @@ import (
 // Migrations are numbered SQL files, NNNN_name.sql, applied in order, each once: SQLite's in
 // migrations/, PostgreSQL's in migrations/postgres/. A package that owns tables adds its file to
 // both, under the same number, creating the same tables, columns, indexes and constraints; the
-// number is the only coordination needed (TestMigrationsMatchAcrossEngines checks the pairs).
+// number is the only coordination needed (TestMigrationsPairAcrossEngines and
+// TestMigratedSchemasMatchAcrossEngines check the pairs).
 //
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
