@@ -233,6 +233,19 @@ func (s *Service) List(ctx context.Context, status string, incidentID int64) ([]
 	return s.query(ctx, "WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC", args...)
 }
 
+// Decided returns the newest limit requests that are no longer pending, newest first: the
+// console's list, which must not read (and decode) every request a mature store holds. The read
+// walks the requests newest first and stops at the limit.
+func (s *Service) Decided(ctx context.Context, limit int) ([]Request, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("approvals: decided requests: the limit must be positive, not %d", limit)
+	}
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return s.query(ctx, `WHERE status <> ? ORDER BY id DESC LIMIT ?`, StatusPending, limit)
+}
+
 // refresh escalates or expires every pending request whose time is up. It runs on every read, so the
 // state an approver or a tool sees is always current under the injected clock.
 func (s *Service) refresh(ctx context.Context) error {

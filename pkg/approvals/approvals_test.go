@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -350,5 +351,47 @@ func TestApproverCannotDecideARequestTheirOwnCallCaused(t *testing.T) {
 	}
 	if got, err := s.Decide(ctx, Decision{RequestID: r.ID, Approver: "billing-data-owner", Token: "tok-billing", Approve: true, PayloadSHA256: r.PayloadSHA256}); err != nil || got.Status != StatusApproved {
 		t.Fatalf("another approver: %+v %v", got, err)
+	}
+}
+
+// Decided lists the newest decided requests, newest first, up to its limit, and never a pending
+// one; the lists by status and incident read only the filters given.
+func TestDecidedListsTheNewestDecisionsAndStopsAtItsLimit(t *testing.T) {
+	s, _ := newService(t, nil)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 5 {
+		r, err := s.Request(ctx, pauseProposal(), "dw-incidents", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		if i == 3 {
+			continue // left pending
+		}
+		if _, err := s.Decide(ctx, Decision{RequestID: r.ID, Approver: "platform-owner", Token: "tok-platform", Approve: i%2 == 0, PayloadSHA256: r.PayloadSHA256}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Decided(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotIDs []int64
+	for _, r := range got {
+		gotIDs = append(gotIDs, r.ID)
+	}
+	if want := []int64{ids[4], ids[2], ids[1]}; fmt.Sprint(gotIDs) != fmt.Sprint(want) {
+		t.Errorf("decided %v, want the newest three decided %v", gotIDs, want)
+	}
+	if _, err := s.Decided(ctx, 0); err == nil {
+		t.Error("a limit of 0 was accepted")
+	}
+	pending, err := s.List(ctx, StatusPending, 0)
+	if err != nil || len(pending) != 1 || pending[0].ID != ids[3] {
+		t.Errorf("pending %+v, %v", pending, err)
+	}
+	if all, err := s.List(ctx, "", 0); err != nil || len(all) != 5 || all[0].ID != ids[4] {
+		t.Errorf("every request: %d, %v", len(all), err)
 	}
 }

@@ -227,6 +227,10 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ session) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
+// decidedShown is how many decided requests the home page lists, newest first (each incident's
+// page and get_approval_status show the rest).
+const decidedShown = 50
+
 func (s *Server) index(w http.ResponseWriter, r *http.Request, sess session) {
 	ctx := r.Context()
 	pending, err := s.approvals.List(ctx, approvals.StatusPending, 0)
@@ -234,16 +238,10 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request, sess session) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	all, err := s.approvals.List(ctx, "", 0)
+	decided, err := s.approvals.Decided(ctx, decidedShown)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
-	}
-	var decided []approvals.Request
-	for _, q := range all {
-		if q.Status != approvals.StatusPending {
-			decided = append(decided, q)
-		}
 	}
 	stop, err := s.approvals.Stop(ctx)
 	if err != nil {
@@ -281,7 +279,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request, sess session) {
 		}
 		interrupted = len(list)
 	}
-	s.render(w, "index.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "Pending": pending, "Decided": decided,
+	s.render(w, "index.html", map[string]any{"Approver": sess.approver, "CSRF": sess.csrf, "Pending": pending, "Decided": decided, "DecidedShown": decidedShown,
 		"Stop": stop, "Receipts": rs, "Flash": r.URL.Query().Get("flash"), "Error": r.URL.Query().Get("error"),
 		"ShowIncidents": s.incidents != nil, "Incidents": incs, "ShowActions": s.actionsExec != nil, "Interrupted": interrupted})
 }
