@@ -514,16 +514,9 @@ func runsQuery(q HistoryQuery, assets []string) (string, []any) {
 		args = append(args, store.Timestamp(q.Since))
 	}
 	if q.Metric != "" || q.Subject != "" {
-		sub := "EXISTS (SELECT 1 FROM metric_points p WHERE p.run_id = check_runs.id"
-		if q.Metric != "" {
-			sub += " AND p.metric = ?"
-			args = append(args, q.Metric)
-		}
-		if q.Subject != "" {
-			sub += " AND p.subject = ?"
-			args = append(args, q.Subject)
-		}
-		where = append(where, sub+")")
+		cond, pargs := q.pointFilter("p.")
+		where = append(where, "EXISTS (SELECT 1 FROM metric_points p WHERE p.run_id = check_runs.id"+cond+")")
+		args = append(args, pargs...)
 	}
 	args = append(args, q.Limit)
 	return `SELECT id, asset, monitor, started_at, window_label, window_start, window_end, status, error, summary
@@ -609,24 +602,32 @@ func (h *History) runMetrics(ctx context.Context, runs []RunRecord, q HistoryQue
 }
 
 // runMetricsQuery selects the points of the runs ids (filtered by q's Metric and Subject), by run
-// and in the order they were recorded.
+// and in the order they were recorded. ids is never empty (runMetrics reads nothing for no runs).
 func runMetricsQuery(ids []int64, q HistoryQuery) (string, []any) {
-	marks := make([]string, len(ids))
 	args := make([]any, 0, len(ids)+2)
-	for i, id := range ids {
-		marks[i] = "?"
+	for _, id := range ids {
 		args = append(args, id)
 	}
-	mq := `SELECT run_id, metric, subject, value, status, baseline, expected_low, expected_high, incident_id FROM metric_points WHERE run_id IN (` + strings.Join(marks, ", ") + `)`
+	cond, pargs := q.pointFilter("")
+	return `SELECT run_id, metric, subject, value, status, baseline, expected_low, expected_high, incident_id FROM metric_points WHERE run_id IN (` +
+		strings.Repeat("?, ", len(ids)-1) + `?)` + cond + " ORDER BY run_id, id", append(args, pargs...)
+}
+
+// pointFilter is q's metric and subject as conditions on metric_points (columns prefixed by
+// alias), each one only when set, to follow a WHERE: the runs listed hold a matching point and
+// carry only the matching points.
+func (q HistoryQuery) pointFilter(alias string) (string, []any) {
+	var cond string
+	var args []any
 	if q.Metric != "" {
-		mq += " AND metric = ?"
+		cond += " AND " + alias + "metric = ?"
 		args = append(args, q.Metric)
 	}
 	if q.Subject != "" {
-		mq += " AND subject = ?"
+		cond += " AND " + alias + "subject = ?"
 		args = append(args, q.Subject)
 	}
-	return mq + " ORDER BY run_id, id", args
+	return cond, args
 }
 
 // LastRun is when the named monitor last ran (zero when never).
