@@ -33,8 +33,12 @@ func (s *Store) RecordToolCall(ctx context.Context, c ToolCall) error {
 	})
 }
 
-// CountToolCalls counts audit lines, optionally for one agent ("" for all).
+// CountToolCalls counts audit lines, optionally for one agent ("" for all), after the lines this
+// process queued behind its answers are written.
 func (s *Store) CountToolCalls(ctx context.Context, agent string) (int, error) {
+	if err := s.AwaitWrites(ctx); err != nil {
+		return 0, err
+	}
 	var n int
 	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM tool_calls WHERE ? = '' OR agent = ?`, agent, agent).Scan(&n)
 	return n, err

@@ -42,6 +42,8 @@ type Store struct {
 
 	derivedMu sync.Mutex
 	derived   map[string]any // guarded by derivedMu; see Derived
+
+	behind behindQueue // writes queued behind an answer (behind.go)
 }
 
 // Derived returns the value kept under key for this handle, making it on first use. It is where a
@@ -159,12 +161,17 @@ func explain(path string, err error) error {
 // this machine keeps the store's local files (the receipts key).
 func (s *Store) Path() string { return s.path }
 
-// Close closes both pools.
+// Close writes what is still queued behind an answer (WriteBehind), then closes both pools. A
+// queued write that fails is lost, and its error is returned.
 func (s *Store) Close() error {
-	if s.writer == s.DB {
-		return s.DB.Close()
+	var lost error
+	if err := s.Flush(context.Background()); err != nil {
+		lost = fmt.Errorf("store %s: a write queued behind an answer was lost: %w", s.where, err)
 	}
-	return errors.Join(s.DB.Close(), s.writer.Close())
+	if s.writer == s.DB {
+		return errors.Join(lost, s.DB.Close())
+	}
+	return errors.Join(lost, s.DB.Close(), s.writer.Close())
 }
 
 // ReadTx begins a read-only transaction that sees one consistent state of the store for all its
