@@ -49,7 +49,9 @@ func (d *deps) warehouse() (*warehouse.DB, error) {
 
 // history is the process's one History: its series cache serves the next run of a monitor from
 // memory, and it settles the points it wrote pending in batches (a History per call would read
-// every series from the store and settle at every run).
+// every series from the store and settle at every run). It writes behind: a run that fails no
+// check answers before its record is written, and the store writes what is queued before it
+// closes (the process's exit).
 func (d *deps) history(ctx context.Context) (*quality.History, error) {
 	st, err := d.env.Store.Get(ctx)
 	if err != nil {
@@ -58,7 +60,7 @@ func (d *deps) history(ctx context.Context) (*quality.History, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.hist == nil || d.hist.Store() != st {
-		d.hist = quality.NewHistory(st)
+		d.hist = quality.NewHistory(st).WriteBehind()
 	}
 	return d.hist, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/dataworkers/dw/pkg/mcpkit"
 	"github.com/dataworkers/dw/pkg/mcpkit/mcpkittest"
 	"github.com/dataworkers/dw/pkg/quality"
+	"github.com/dataworkers/dw/pkg/store"
 )
 
 func TestMain(m *testing.M) {
@@ -187,16 +189,7 @@ func TestRunMonitorsRunsDueOnesAndFailsTheGate(t *testing.T) {
 // run_monitors` exits 100 (mcpkit.ExitBlocked) when any monitor fails, 0 when all pass.
 func TestCallRunMonitorsExitsOneWhenAMonitorFails(t *testing.T) {
 	dir := t.TempDir()
-	whPath := filepath.Join(dir, "warehouse.db")
-	db, err := sql.Open("sqlite3", whPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, amount INTEGER, created_at TEXT);
-		INSERT INTO orders (amount, created_at) VALUES (10, datetime('now')), (-5, datetime('now'))`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	whPath := ordersWarehouse(t, dir, -5)
 	for _, c := range []struct {
 		rule string
 		exit int
@@ -280,4 +273,57 @@ func TestMonitorsCarryTheNewChecks(t *testing.T) {
 	if got := list.Monitors[0].Checks; len(got) != 3 || got[2] != "schema_changes" {
 		t.Errorf("checks = %v", got)
 	}
+}
+
+// TestACheckCalledFromTheCommandLineIsRecordedWhenTheCallReturns: the agent answers a passing
+// run before its record is written; `dw-quality call` (a CI step, a cron job) must still leave the
+// run in the store when it exits, with the run id its answer named.
+func TestACheckCalledFromTheCommandLineIsRecordedWhenTheCallReturns(t *testing.T) {
+	dir := t.TempDir()
+	whPath := ordersWarehouse(t, dir, 12)
+	cfg, storePath := filepath.Join(dir, "dw.yaml"), filepath.Join(dir, "dw.db")
+	if err := os.WriteFile(cfg, []byte("store: {path: "+storePath+"}\nwarehouse: {engine: sqlite, dsn: "+whPath+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var reps []quality.Report
+	for i := 0; i < 2; i++ {
+		var out, errOut strings.Builder
+		code := mcpkit.Run(context.Background(), mcpkit.Agent{Name: "dw-quality", Tools: tools},
+			[]string{"--config", cfg, "call", "run_quality_check", `{"table": "orders", "timestamp_column": "created_at", "metrics": ["volume", "null_rate"]}`},
+			mcpkit.IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, func(string) (string, bool) { return "", false })
+		var rep quality.Report
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || code != mcpkit.ExitOK || rep.RunID == 0 {
+			t.Fatalf("call %d: exit %d, run %d, %v\nstdout: %s\nstderr: %s", i, code, rep.RunID, err, out.String(), errOut.String())
+		}
+		reps = append(reps, rep)
+	}
+	st, err := store.Open(context.Background(), storePath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, rep := range reps {
+		var status string
+		var points int
+		if err := st.DB.QueryRow(`SELECT status, (SELECT count(*) FROM metric_points WHERE run_id = check_runs.id) FROM check_runs WHERE id = ?`, rep.RunID).Scan(&status, &points); err != nil || status != string(rep.Status) || points == 0 {
+			t.Fatalf("run %d (%s), answered by a call that has returned: the store holds status %q with %d points (%v)", rep.RunID, rep.Status, status, points, err)
+		}
+	}
+}
+
+// ordersWarehouse writes a SQLite warehouse in dir with an orders table of two rows created now,
+// amounts 10 and second, and returns its path.
+func ordersWarehouse(t *testing.T, dir string, second int) string {
+	t.Helper()
+	whPath := filepath.Join(dir, "warehouse.db")
+	db, err := sql.Open("sqlite3", whPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, amount INTEGER, created_at TEXT);
+		INSERT INTO orders (amount, created_at) VALUES (10, datetime('now')), (?, datetime('now'))`, second); err != nil {
+		t.Fatal(err)
+	}
+	return whPath
 }

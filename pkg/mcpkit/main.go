@@ -156,7 +156,12 @@ func Run(ctx context.Context, a Agent, args []string, stdio IO, env config.Looku
 		fmt.Fprintf(stdio.Err, "%s: %v\n", a.Name, err)
 		return ExitUsage
 	}
-	defer e.Store.Close()
+	defer func() {
+		// Writes queued behind an answer (a check run's record) are written here, at the latest.
+		if err := e.Store.Close(); err != nil {
+			e.Logger.Error("closing the store", "error", e.Redact(err.Error()))
+		}
+	}()
 
 	afterStart := sync.OnceFunc(func() {
 		if a.AfterStart != nil {
@@ -230,20 +235,28 @@ func newEnv(agent, configPath string, env config.LookupEnv, logger *slog.Logger)
 	}, nil
 }
 
-// recordCall writes the audit line. A store that cannot be opened is logged, never fatal: the tool
-// already answered, and check_connections reports the store's state.
+// recordCall writes the audit line behind the answer (store.WriteBehind): the call has answered,
+// and a write before the answer would wait for the writer the call's own records use. The store
+// writes it before it closes. A store that cannot be opened or written is logged, never fatal: the
+// tool already answered, and check_connections reports the store's state.
 func (e *Env) recordCall(ctx context.Context, tool string, args []byte, outcome string, d time.Duration, errText string) {
 	ctx = context.WithoutCancel(ctx)
-	st, err := e.Store.Get(ctx)
-	if err == nil {
-		err = st.RecordToolCall(ctx, store.ToolCall{
-			At: e.Now(), Agent: e.Agent, Caller: auth.CallerName(ctx), Tool: tool, Outcome: outcome, Duration: d,
-			ArgsSHA256: ArgsDigest(args), Error: errText,
-		})
+	call := store.ToolCall{
+		At: e.Now(), Agent: e.Agent, Caller: auth.CallerName(ctx), Tool: tool, Outcome: outcome, Duration: d,
+		ArgsSHA256: ArgsDigest(args), Error: errText,
 	}
+	st, err := e.Store.Get(ctx)
 	if err != nil {
 		e.Logger.Warn("audit log not written", "tool", tool, "error", e.Redact(err.Error()))
+		return
 	}
+	st.WriteBehind(func(wctx context.Context) error {
+		if err := st.RecordToolCall(wctx, call); err != nil {
+			// Dropped, as before: a queued audit line must not hold back the writes behind it.
+			e.Logger.Warn("audit log not written", "tool", tool, "error", e.Redact(err.Error()))
+		}
+		return nil
+	})
 }
 
 // resourceWatchInterval is how often a serving agent re-lists its resources, so changes made by

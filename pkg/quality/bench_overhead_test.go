@@ -122,7 +122,7 @@ func BenchmarkQualityRunParts(b *testing.B) {
 						}
 					}
 				}
-				samples := interleaveSamples(b, []func(){run(c), run(asked)})
+				samples := interleaveSamples(b, []func(){run(c), run(asked)}, 1, nil)
 				pre, ask := quality.Median(samples[0]), quality.Median(samples[1])
 				b.ReportMetric(pre, "prefetch_s")
 				b.ReportMetric(ask, "asked_s")

@@ -171,6 +171,8 @@ type Report struct {
 	DurationMS      float64       `json:"duration_ms"`
 
 	baselines *baselineReads // the run's prefetched history reads, while it runs
+	// recordedBehind says the run's record was queued to be written after the answer.
+	recordedBehind bool
 }
 
 // Checker runs checks against one warehouse and records them in the history.
@@ -242,10 +244,17 @@ func (c *Checker) runOnce(ctx context.Context, req Request, ahead bool) (*Report
 	closed := make(chan struct{})
 	closeSnap := sync.OnceFunc(func() {
 		// Nothing was written, so a failed rollback loses nothing (database/sql drops the
-		// connection). It runs beside the history write, and the run waits for it.
+		// connection). It runs beside the history write, and the run waits for it, unless the
+		// record is written behind the answer: that write waits for the rollback instead.
 		go func() { _ = snap.Close(); close(closed) }()
 	})
-	defer func() { closeSnap(); <-closed }()
+	awaitRollback := true
+	defer func() {
+		closeSnap()
+		if awaitRollback {
+			<-closed
+		}
+	}()
 	resolve := snap.Resolve
 	if ahead {
 		resolve = snap.ResolveAhead
@@ -275,6 +284,9 @@ func (c *Checker) runOnce(ctx context.Context, req Request, ahead bool) (*Report
 	// The run's baseline series are listed from the plan and the store reads them while the
 	// warehouse runs the statements; each result waits for (or reads) its own series after them.
 	rep.baselines = c.prefetchBaselines(ctx, rep.Asset, p.baselineKeys(req, rep.Window, started), started)
+	if c.hist != nil && c.hist.behind {
+		c.hist.reserveRunIDs(ctx) // beside the statements, for a record written behind the answer
+	}
 	p.stmts = snap
 	err = verified(c.execute(ctx, p, req, rep, started))
 	closeSnap()
@@ -289,7 +301,12 @@ func (c *Checker) runOnce(ctx context.Context, req Request, ahead bool) (*Report
 		}
 		return nil, err
 	}
-	return c.finish(ctx, req, rep, started)
+	// A record written behind the answer starts once the snapshot has rolled back (beside it, the
+	// write would take a core from the rollback's round trip), and the run answers without
+	// waiting for either.
+	rep, err = c.finish(ctx, req, rep, started, closed)
+	awaitRollback = rep == nil || !rep.recordedBehind
+	return rep, err
 }
 
 // execute runs the plan's queries and turns their answers into results.
@@ -706,12 +723,14 @@ func (c *Checker) lagResult(ctx context.Context, metric, column string, newest *
 // apart in the freshness sentence: loads still arriving with old events means the source is late;
 // finish summarises a run, times it and records it in the history (opening an incident when the
 // request's policy says so): the last step of every check, warehouse or lake.
-func (c *Checker) finish(ctx context.Context, req Request, rep *Report, started time.Time) (*Report, error) {
+//
+// A record written behind the answer waits for after (nil: nothing) before it starts.
+func (c *Checker) finish(ctx context.Context, req Request, rep *Report, started time.Time, after <-chan struct{}) (*Report, error) {
 	c.summarise(rep)
 	rep.DurationMS = float64(c.now().Sub(started).Microseconds()) / 1000
 	if c.hist != nil {
 		open := req.OpenIncidents != nil && rep.Failed && req.OpenIncidents(rep.Asset)
-		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now()); err != nil {
+		if err := c.hist.record(ctx, rep, req.Monitor, started, open, c.now(), after); err != nil {
 			return nil, err
 		}
 	}

@@ -28,6 +28,11 @@ type History struct {
 	settledOnce atomic.Bool
 	// betweenHalves runs between a series read's two statements, for the tests.
 	betweenHalves func()
+
+	// behind says runs that fail no check are answered before their record is written
+	// (WriteBehind); runIDs holds the ids reserved for them.
+	behind bool
+	runIDs runIDPool
 }
 
 // Close releases the read statements h keeps prepared. A History kept for the process's life
@@ -41,6 +46,15 @@ func (h *History) Store() *store.Store { return h.st }
 // of pending points (settleDue) live as long as it does.
 func NewHistory(st *store.Store) *History {
 	return &History{st: st, stmts: &stmtCache{db: st.DB}, cache: newSeriesCache()}
+}
+
+// WriteBehind makes h answer a run that fails no check before its record is written (record
+// says when it does not) and returns h. The agent's History writes behind: a run's durable write
+// is most of what a check of a short window costs beyond its warehouse statements. A re-run
+// whose record is evidence (a fix's verification) uses a History that does not.
+func (h *History) WriteBehind() *History {
+	h.behind = true
+	return h
 }
 
 // stmtCache keeps the history's fixed read statements prepared. A run reads one baseline per
@@ -135,6 +149,9 @@ func (h *History) read(ctx context.Context, asset string, k seriesKey, at time.T
 // merged here: in one statement the engine sorted their union again. A limit of 0 or less reads
 // every eligible point.
 func (h *History) series(ctx context.Context, asset, metric, subjectCond string, subject any, before time.Time, limit int) (map[string][]Point, error) {
+	if err := h.st.AwaitWrites(ctx); err != nil {
+		return nil, err
+	}
 	h.seriesReads.Add(1)
 	where := seriesWhere(subjectCond)
 	args := []any{asset, metric, subject, store.Timestamp(before), asset}
@@ -232,33 +249,81 @@ type IncidentRef struct {
 // transaction, so a crash never leaves points without their run or an incident without its evidence.
 // Once committed, the run's points are added to the asset's cached series, or the entry is dropped
 // (seriesCache.applyRun); a write that failed drops it too.
-func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time) error {
+//
+// A History that writes behind (WriteBehind) answers a run that failed no check before its record
+// is written: the run takes an id reserved beforehand (takeRunID), and the record is queued on the
+// store (store.WriteBehind), which writes it in order right after. A run that failed a check, one
+// whose id could not be reserved, and every run while an earlier queued record is failing are
+// written before the answer, as always: a failure's points are evidence the next call (another
+// agent's diagnosis, an incident opened by hand) reads, its answer may name an incident, and a
+// store that cannot be written must be told.
+func (h *History) record(ctx context.Context, r *Report, monitor string, started time.Time, openIncidents bool, now time.Time, after <-chan struct{}) error {
+	w := runWrite{asset: r.Asset, table: r.Table, monitor: monitor, started: started, finished: now, window: r.Window,
+		status: r.Status, summary: r.Summary, results: r.Results}
+	if h.behind && !r.Failed && h.st.BehindFailure() == nil {
+		if id, err := h.takeRunID(ctx); err == nil {
+			w.id, w.points = id, runPoints(r.Results, nil)
+			w.results = nil // the caller owns the report once answered; the points are a copy
+			r.RunID, r.recordedBehind = id, true
+			h.st.WriteBehind(func(ctx context.Context) error {
+				if after != nil {
+					<-after
+				}
+				_, err := h.write(ctx, w, false)
+				return err
+			})
+			return nil
+		}
+	}
+	if err := h.st.Flush(ctx); err != nil {
+		return fmt.Errorf("record check run: an earlier run's record, answered before it was written, still cannot be written: %w", err)
+	}
+	if h.behind {
+		if id, err := h.takeRunID(ctx); err == nil {
+			w.id = id
+		}
+	}
+	refs, err := h.write(ctx, w, openIncidents)
+	if err != nil {
+		return err
+	}
+	r.RunID, r.Incidents = refs.runID, append(r.Incidents, refs.incidents...)
+	return nil
+}
+
+// runWrite is what record writes of one run. results are the run's results while incidents may
+// be opened from them; a run written behind its answer carries its points instead.
+type runWrite struct {
+	id                    int64 // reserved (store.ReserveIDs), or 0 for the store to assign
+	asset, table, monitor string
+	started, finished     time.Time
+	window                Window
+	status                Status
+	summary               string
+	results               []Result
+	points                []metricRow
+}
+
+// writtenRun is what a written run's answer names: its id and the incidents it opened or joined.
+type writtenRun struct {
+	runID     int64
+	incidents []IncidentRef
+}
+
+// write writes w in one transaction: its incidents (when openIncidents), the run row and its
+// points; then it settles pending points when due and keeps the series cache exact.
+func (h *History) write(ctx context.Context, w runWrite, openIncidents bool) (writtenRun, error) {
+	var out writtenRun
 	var written []metricRow
 	var version recordedVersion
 	versionRead, settle, seen := false, false, int64(0)
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
-		written, versionRead, settle = nil, false, false
-		var runID int64
-		// The run row's RETURNING also reads what the series cache needs (recordedVersion): the
-		// asset's version before this run's points, and whether an incident covers the run's
-		// instant. One statement fewer than reading them after the points; the write lock held
-		// since BEGIN keeps any other writer out in between.
-		const insertRun = `INSERT INTO check_runs (asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
-		at := store.Timestamp(started)
-		args := []any{r.Asset, monitor, at, store.Timestamp(now),
-			store.Timestamp(r.Window.Since), store.Timestamp(r.Window.Until), r.Window.Label, string(r.Status), r.Summary,
-			r.Asset, r.Asset, at, at}
-		var before recordedVersion
-		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&runID, &before.version, &before.covered); err != nil {
-			return fmt.Errorf("record check run: %w", err)
-		}
-		r.RunID = runID
+		out, written, versionRead, settle = writtenRun{}, nil, false, false
 		incidentByMode := map[string]int64{}
 		if openIncidents {
 			modes := map[string][]string{}
 			var order []string
-			for _, res := range r.Results {
+			for _, res := range w.results {
 				if res.Status != Fail {
 					continue
 				}
@@ -272,37 +337,41 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 				modes[res.Check] = append(modes[res.Check], line)
 			}
 			for _, mode := range order {
-				summary := r.Table + " " + mode + " — " + strings.Join(modes[mode], "; ")
+				summary := w.table + " " + mode + " — " + strings.Join(modes[mode], "; ")
 				// pkg/incidents owns the open-or-join rule (dedup while open, occurrences, timeline);
 				// calling it inside this transaction commits the run and its incident together.
-				o, err := incidents.OpenOrJoin(ctx, tx, r.Asset, mode, severityFor(mode), summary, "dw-quality", now)
+				o, err := incidents.OpenOrJoin(ctx, tx, w.asset, mode, severityFor(mode), summary, "dw-quality", w.finished)
 				if err != nil {
 					return err
 				}
 				incidentByMode[mode] = o.ID
-				r.Incidents = append(r.Incidents, IncidentRef{ID: o.ID, FailureMode: mode, Opened: o.Opened, Summary: summary})
+				out.incidents = append(out.incidents, IncidentRef{ID: o.ID, FailureMode: mode, Opened: o.Opened, Summary: summary})
 			}
 		}
-		points := make([]metricRow, 0, len(r.Results))
-		for i := range r.Results {
-			res := &r.Results[i]
-			if !res.recorded {
-				continue
-			}
-			var inc any
-			if id, ok := incidentByMode[res.Check]; ok && res.Status == Fail {
-				inc = id
-			}
-			points = append(points, metricRow{res.Metric, res.Subject, res.Value, res.Status, res.Baseline, inc})
-			for _, x := range res.extra {
-				var xinc any
-				if id, ok := incidentByMode[res.Check]; ok && x.status == Fail {
-					xinc = id
-				}
-				points = append(points, metricRow{x.metric, x.subject, x.value, x.status, x.baseline, xinc})
-			}
+		// The run row's RETURNING also reads what the series cache needs (recordedVersion): the
+		// asset's version before this run's points, and whether an incident covers the run's
+		// instant. One statement fewer than reading them after the points; the write lock held
+		// since BEGIN keeps any other writer out in between.
+		at := store.Timestamp(w.started)
+		cols, marks := "", ""
+		var args []any
+		if w.id != 0 {
+			cols, marks, args = "id, ", "?, ", []any{w.id}
 		}
-		if err := insertPoints(ctx, tx, runID, r.Asset, started, points); err != nil {
+		insertRun := `INSERT INTO check_runs (` + cols + `asset, monitor, started_at, finished_at, window_start, window_end, window_label, status, error, summary)
+VALUES (` + marks + `?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
+		args = append(args, w.asset, w.monitor, at, store.Timestamp(w.finished),
+			store.Timestamp(w.window.Since), store.Timestamp(w.window.Until), w.window.Label, string(w.status), w.summary,
+			w.asset, w.asset, at, at)
+		var before recordedVersion
+		if err := tx.QueryRowContext(ctx, insertRun, args...).Scan(&out.runID, &before.version, &before.covered); err != nil {
+			return fmt.Errorf("record check run: %w", err)
+		}
+		points := w.points
+		if w.results != nil {
+			points = runPoints(w.results, incidentByMode)
+		}
+		if err := insertPoints(ctx, tx, out.runID, w.asset, w.started, points); err != nil {
 			return err
 		}
 		if settle, seen = h.settleDue(len(points)); settle {
@@ -311,7 +380,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 			}
 		}
 		written = points
-		if len(incidentByMode) > 0 || !h.cache.holds(r.Asset) {
+		if len(incidentByMode) > 0 || !h.cache.holds(w.asset) {
 			return nil
 		}
 		// The insert triggers bump the version by one per point (migration 0015).
@@ -323,11 +392,46 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id, ` + recordedVersionTerms
 		h.settled(len(written), settle, seen)
 	}
 	if err != nil || !versionRead {
-		h.cache.drop(r.Asset)
-		return err
+		h.cache.drop(w.asset)
+		return out, err
 	}
-	h.cache.applyRun(r.Asset, version, recordedAt(started), written)
-	return nil
+	h.cache.applyRun(w.asset, version, recordedAt(w.started), written)
+	return out, nil
+}
+
+// runPoints are the metric points of a run's results (copies): those recorded, each with the incident its
+// check opened or joined (incidentByMode, by check) when it failed.
+func runPoints(results []Result, incidentByMode map[string]int64) []metricRow {
+	points := make([]metricRow, 0, len(results))
+	for i := range results {
+		res := &results[i]
+		if !res.recorded {
+			continue
+		}
+		var inc any
+		if id, ok := incidentByMode[res.Check]; ok && res.Status == Fail {
+			inc = id
+		}
+		points = append(points, metricRow{res.Metric, res.Subject, res.Value, res.Status, copyBaseline(res.Baseline), inc})
+		for _, x := range res.extra {
+			var xinc any
+			if id, ok := incidentByMode[res.Check]; ok && x.status == Fail {
+				xinc = id
+			}
+			points = append(points, metricRow{x.metric, x.subject, x.value, x.status, copyBaseline(x.baseline), xinc})
+		}
+	}
+	return points
+}
+
+// copyBaseline copies b: a record written behind its answer must not read the report the
+// caller now owns.
+func copyBaseline(b *Baseline) *Baseline {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	return &c
 }
 
 // settleEvery is how many points a History writes pending before it settles them (migration
@@ -453,6 +557,9 @@ type HistoryQuery struct {
 func (h *History) Runs(ctx context.Context, q HistoryQuery) ([]RunRecord, error) {
 	if q.Limit <= 0 || q.Limit > 500 {
 		q.Limit = 50
+	}
+	if err := h.st.AwaitWrites(ctx); err != nil {
+		return nil, err
 	}
 	var assets []string
 	if q.Asset != "" {
@@ -632,6 +739,9 @@ func (q HistoryQuery) pointFilter(alias string) (string, []any) {
 
 // LastRun is when the named monitor last ran (zero when never).
 func (h *History) LastRun(ctx context.Context, monitor string) (time.Time, error) {
+	if err := h.st.AwaitWrites(ctx); err != nil {
+		return time.Time{}, err
+	}
 	var s sql.NullString
 	if err := h.st.DB.QueryRowContext(ctx, `SELECT max(started_at) FROM check_runs WHERE monitor = ?`, monitor).Scan(&s); err != nil {
 		return time.Time{}, fmt.Errorf("read last run of monitor %s: %w", monitor, err)

@@ -110,7 +110,7 @@ func (c *Checker) RunLake(ctx context.Context, f LakeFacts, req Request) (*Repor
 	for _, s := range f.SchemaChanges {
 		rep.Results = append(rep.Results, Result{Check: "schema", Metric: "schema_change", Unit: "fields", Value: 1, Status: Warn, SQL: meta, Why: s})
 	}
-	return c.finish(ctx, req, rep, started)
+	return c.finish(ctx, req, rep, started, nil)
 }
 
 func (c *Checker) lakeVolume(ctx context.Context, f LakeFacts, rep *Report, now time.Time, meta string) (Result, error) {

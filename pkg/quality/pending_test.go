@@ -143,7 +143,7 @@ func TestPendingPointsAreSettledInBatches(t *testing.T) {
 			rep.Results = append(rep.Results, Result{Check: "column", Metric: "distinct", Subject: "c" + string(rune('a'+j%26)) + string(rune('a'+j/26)), Value: float64(j), Status: Pass, recorded: true})
 		}
 		before := countPending(t, f.st)
-		if err := h.record(context.Background(), rep, "m", f.hour(i), false, f.hour(i)); err != nil {
+		if err := h.record(context.Background(), rep, "m", f.hour(i), false, f.hour(i), nil); err != nil {
 			t.Fatal(err)
 		}
 		n := countPending(t, f.st)

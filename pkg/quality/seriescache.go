@@ -92,6 +92,9 @@ func (h *History) seriesVersion(ctx context.Context, asset string) (int64, error
 // a write in between can only make a cached series look older than it is, never fresher.
 func (h *History) view(ctx context.Context, asset string) *seriesView {
 	v := &seriesView{h: h, asset: asset}
+	if err := h.st.AwaitWrites(ctx); err != nil {
+		return v
+	}
 	version, err := h.seriesVersion(ctx, asset)
 	if err != nil {
 		return v // uncached: the series reads report a broken store themselves

@@ -103,7 +103,7 @@ func (f *cacheFixture) record(h *History, at time.Time, status Status, value flo
 	for i, k := range f.keys {
 		rep.Results = append(rep.Results, Result{Check: "volume", Metric: k.metric, Subject: k.subject, Value: value + float64(i), Status: status, recorded: true})
 	}
-	return rep, h.record(context.Background(), rep, "m", at, open, at)
+	return rep, h.record(context.Background(), rep, "m", at, open, at, nil)
 }
 
 func (f *cacheFixture) mustRecord(h *History, at time.Time, status Status, value float64, open bool) *Report {
