@@ -183,3 +183,40 @@ func TestARecordThatFailedBehindItsAnswerFailsTheNextRunUntilItIsWritten(t *test
 		t.Fatalf("the history holds runs %v, want %v", got, want)
 	}
 }
+
+// A record whose commit landed but whose answer was lost is not written twice, nor does it block
+// the queue: its retry finds its own run. A different run holding the id still fails it.
+func TestARecordRetriedAfterItsCommitLandedIsNotAFailure(t *testing.T) {
+	e := engines()["sqlite"](t)
+	st := openStore(t)
+	h := quality.NewHistory(st).WriteBehind()
+	req := quality.Request{Table: "usage_hourly", Checks: []quality.Check{quality.Volume}}
+	first := runAt(t, e.wh, h, at15(0), req)
+	if err := st.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(id int64, started time.Time) {
+		t.Helper()
+		if err := st.Write(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec(`INSERT INTO check_runs (id, asset, started_at, finished_at, status) VALUES (?, ?, ?, ?, 'pass')`,
+				id, first.Asset, store.Timestamp(started), store.Timestamp(started))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The next run's id (SQLite reserves consecutive ids), already written for that run.
+	insert(first.RunID+1, at15(1))
+	if rep := runAt(t, e.wh, h, at15(1), req); rep.RunID != first.RunID+1 {
+		t.Fatalf("run id %d, want %d", rep.RunID, first.RunID+1)
+	}
+	if err := st.Flush(context.Background()); err != nil {
+		t.Fatalf("the retry of a record already in the store failed: %v", err)
+	}
+	// Another run holding the next id is a real conflict.
+	insert(first.RunID+2, at15(9))
+	runAt(t, e.wh, h, at15(2), req)
+	if err := st.Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+		t.Fatalf("a record whose id another run holds: Flush = %v, want the conflict", err)
+	}
+}

@@ -267,9 +267,15 @@ func (h *History) record(ctx context.Context, r *Report, monitor string, started
 			r.RunID, r.recordedBehind = id, true
 			h.st.WriteBehind(func(ctx context.Context) error {
 				if after != nil {
-					<-after
+					select { // a rollback stuck on the network must not hold the queue
+					case <-after:
+					case <-time.After(rollbackWait):
+					}
 				}
 				_, err := h.write(ctx, w, false)
+				if err != nil && store.IsUniqueViolation(err) && h.runWritten(ctx, w) {
+					return nil // an earlier attempt committed; only its answer was lost
+				}
 				return err
 			})
 			return nil
@@ -289,6 +295,19 @@ func (h *History) record(ctx context.Context, r *Report, monitor string, started
 	}
 	r.RunID, r.Incidents = refs.runID, append(r.Incidents, refs.incidents...)
 	return nil
+}
+
+// rollbackWait bounds how long a record written behind its answer waits for the run's snapshot
+// to roll back before it is written anyway.
+const rollbackWait = 5 * time.Second
+
+// runWritten says whether the store already holds w's run (a commit whose answer was lost makes
+// the retry of the same record fail on its id).
+func (h *History) runWritten(ctx context.Context, w runWrite) bool {
+	var one int
+	err := h.st.DB.QueryRowContext(ctx, `SELECT 1 FROM check_runs WHERE id = ? AND asset = ? AND started_at = ?`,
+		w.id, w.asset, store.Timestamp(w.started)).Scan(&one)
+	return err == nil
 }
 
 // runWrite is what record writes of one run. results are the run's results while incidents may

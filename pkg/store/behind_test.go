@@ -75,6 +75,7 @@ func TestAwaitWritesReturnsOnceTheQueueIsWritten(t *testing.T) {
 
 func TestAFailedWriteBehindStaysQueuedWithThoseAfterItUntilFlushWritesThem(t *testing.T) {
 	st := openTemp(t)
+	st.behind.pause = time.Hour // the retry after a pause waits 30 s: only Flush writes again here
 	var attempts atomic.Int32
 	st.WriteBehind(func(ctx context.Context) error {
 		if attempts.Add(1) == 1 {
@@ -110,6 +111,7 @@ func TestAFailedWriteBehindStaysQueuedWithThoseAfterItUntilFlushWritesThem(t *te
 
 func TestFlushReportsAWriteThatStillFailsAndHowManyWait(t *testing.T) {
 	st := openTemp(t)
+	st.behind.pause = time.Hour
 	st.WriteBehind(func(context.Context) error { return errors.New("store unreachable") })
 	st.WriteBehind(recordCall(st, 1))
 	st.WriteBehind(recordCall(st, 2))
@@ -246,5 +248,78 @@ func TestReserveIDsRefusesAnythingButATableName(t *testing.T) {
 	}
 	if _, err := st.ReserveIDs(context.Background(), "check_runs", 0); err == nil {
 		t.Error("ReserveIDs of 0 ids succeeded")
+	}
+}
+
+func TestAFailedWriteBehindIsWrittenAgainAfterAPause(t *testing.T) {
+	st := openTemp(t)
+	var attempts atomic.Int32
+	st.WriteBehind(func(ctx context.Context) error {
+		if attempts.Add(1) <= 2 {
+			return errors.New("database is locked")
+		}
+		return recordCall(st, 0)(ctx)
+	})
+	st.WriteBehind(recordCall(st, 1)) // an audit line behind the failed record
+	deadline := time.Now().Add(5 * time.Second)
+	for len(writtenCalls(t, st)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d attempts the queue is still unwritten: %v", attempts.Load(), st.BehindFailure())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := strings.Join(writtenCalls(t, st), ","); got != "0,1" || st.BehindFailure() != nil {
+		t.Fatalf("written %q, failure %v; want 0,1 and none", got, st.BehindFailure())
+	}
+}
+
+func TestAwaitWritesDoesNotWaitForWritesQueuedAfterIt(t *testing.T) {
+	st := openTemp(t)
+	releaseFirst, releaseSecond := make(chan struct{}), make(chan struct{})
+	defer close(releaseSecond)
+	st.WriteBehind(func(ctx context.Context) error { <-releaseFirst; return recordCall(st, 0)(ctx) })
+	awaited := make(chan error)
+	go func() { awaited <- st.AwaitWrites(context.Background()) }()
+	time.Sleep(20 * time.Millisecond) // AwaitWrites has counted the first write
+	st.WriteBehind(func(context.Context) error { <-releaseSecond; return nil })
+	select {
+	case <-awaited:
+		t.Fatal("AwaitWrites returned before the write queued before it was written")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(releaseFirst)
+	select {
+	case err := <-awaited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AwaitWrites waited for a write queued after it")
+	}
+	if got := writtenCalls(t, st); len(got) != 1 {
+		t.Fatalf("when AwaitWrites returned %d rows were written, want the first", len(got))
+	}
+}
+
+func TestFlushWritesOnItsOwnContext(t *testing.T) {
+	st := openTemp(t)
+	st.behind.pause = time.Hour
+	st.WriteBehind(func(context.Context) error { return errors.New("busy") })
+	st.WriteBehind(recordCall(st, 1))
+	if err := st.AwaitWrites(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A cancelled caller stops waiting; the writes are not run on its context.
+	_ = st.Flush(ctx)
+	st.behind.mu.Lock()
+	st.behind.queue[0] = func(context.Context) error { return nil }
+	st.behind.mu.Unlock()
+	if err := st.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := writtenCalls(t, st); len(got) != 1 {
+		t.Fatalf("the audit line behind the failed write: written %v, want it once", got)
 	}
 }

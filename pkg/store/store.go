@@ -168,6 +168,7 @@ func (s *Store) Close() error {
 	if err := s.Flush(context.Background()); err != nil {
 		lost = fmt.Errorf("store %s: a write queued behind an answer was lost: %w", s.where, err)
 	}
+	s.behind.closeQueue()
 	if s.writer == s.DB {
 		return errors.Join(lost, s.DB.Close())
 	}
