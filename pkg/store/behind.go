@@ -80,24 +80,16 @@ func (s *Store) Flush(ctx context.Context) error {
 		q.startLocked(s)
 	}
 	q.mu.Unlock()
-	for {
-		q.mu.Lock()
-		if !q.running {
-			err := q.failed
-			if n := len(q.queue); err != nil && n > 1 {
-				err = fmt.Errorf("%w (and %d later writes wait behind it)", err, n-1)
-			}
-			q.mu.Unlock()
-			return err
-		}
-		changed := q.changed
-		q.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := q.wait(ctx, func() bool { return !q.running }); err != nil {
+		return err
 	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	err := q.failed
+	if n := len(q.queue); err != nil && n > 1 {
+		err = fmt.Errorf("%w (and %d later writes wait behind it)", err, n-1)
+	}
+	return err
 }
 
 // AwaitWrites waits until the writes queued before it are written, so a read that follows sees
@@ -109,9 +101,14 @@ func (s *Store) AwaitWrites(ctx context.Context) error {
 	q.mu.Lock()
 	target := q.queued
 	q.mu.Unlock()
+	return q.wait(ctx, func() bool { return q.written >= target || !q.running })
+}
+
+// wait blocks until done, asked with q.mu held, says so, or ctx ends.
+func (q *behindQueue) wait(ctx context.Context, done func() bool) error {
 	for {
 		q.mu.Lock()
-		if q.written >= target || !q.running {
+		if done() {
 			q.mu.Unlock()
 			return nil
 		}
