@@ -284,12 +284,7 @@ func (h *History) record(ctx context.Context, r *Report, monitor string, started
 	if err := h.st.Flush(ctx); err != nil {
 		return fmt.Errorf("record check run: an earlier run's record, answered before it was written, still cannot be written: %w", err)
 	}
-	if h.behind {
-		if id, err := h.takeRunID(ctx); err == nil {
-			w.id = id
-		}
-	}
-	refs, err := h.write(ctx, w, openIncidents)
+	refs, err := h.write(ctx, w, openIncidents) // the store assigns the id
 	if err != nil {
 		return err
 	}

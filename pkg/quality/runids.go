@@ -14,7 +14,7 @@ type runIDPool struct {
 	mu      sync.Mutex
 	ids     []int64
 	filling chan struct{} // closed when the reservation in flight ends; nil when none is
-	err     error         // the last reservation's error, for the run that waited for it
+	err     error         // the last reservation's error (nil when it reserved ids)
 }
 
 // reserveRunIDs starts reserving run ids when the pool is empty, so that the run that needs one
@@ -41,10 +41,12 @@ func (h *History) fillRunIDs(ctx context.Context) {
 	p.mu.Unlock()
 }
 
-// takeRunID takes the next reserved run id, waiting for a reservation in flight or making one.
+// takeRunID takes the next reserved run id, waiting for a reservation in flight or making one. It
+// fails with the error of the reservation it waited for when that left no id; an older failure is
+// not held against it.
 func (h *History) takeRunID(ctx context.Context) (int64, error) {
 	p := &h.runIDs
-	for {
+	for waited := false; ; waited = true {
 		p.mu.Lock()
 		if len(p.ids) > 0 {
 			id := p.ids[0]
@@ -52,13 +54,13 @@ func (h *History) takeRunID(ctx context.Context) (int64, error) {
 			p.mu.Unlock()
 			return id, nil
 		}
+		if waited && p.err != nil {
+			err := p.err
+			p.mu.Unlock()
+			return 0, err
+		}
 		filling := p.filling
 		if filling == nil {
-			if err := p.err; err != nil {
-				p.err = nil
-				p.mu.Unlock()
-				return 0, err
-			}
 			p.filling = make(chan struct{})
 			filling = p.filling
 			go h.fillRunIDs(context.WithoutCancel(ctx))
